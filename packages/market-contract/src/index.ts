@@ -1,1 +1,17 @@
-export {}
+/**
+ * @since 0.1.0
+ */
+export * as Capabilities from "./Capabilities.js"
+export * as Corpus from "./Corpus.js"
+export * as DemoCorpus from "./DemoCorpus.js"
+export * as Envelope from "./Envelope.js"
+export * as MarketData from "./MarketData.js"
+export * as MarketLayer from "./MarketLayer.js"
+export * as MarketError from "./MarketError.js"
+export * as MarketMigrations from "./MarketMigrations.js"
+export * as Operation from "./Operation.js"
+export * as Operations from "./Operations.js"
+export * as Projection from "./Projection.js"
+export * as SupplierLoader from "./SupplierLoader.js"
+export * as Suppliers from "./Suppliers.js"
+export * as Validation from "./Validation.js"

@@ -1,1 +1,33 @@
-export {}
+/**
+ * Database layers, migration runner and test database helpers.
+ *
+ * @since 0.0.0
+ */
+
+/**
+ * PostgreSQL and embedded PGlite layers.
+ *
+ * @since 0.0.0
+ */
+export * as Database from "./Database.js"
+
+/**
+ * Local key material for embedded runtimes.
+ *
+ * @since 0.1.0
+ */
+export * as LocalKeys from "./LocalKeys.js"
+
+/**
+ * Dependency-ordered migration runner.
+ *
+ * @since 0.0.0
+ */
+export * as Migrations from "./Migrations.js"
+
+/**
+ * Isolated databases for tests.
+ *
+ * @since 0.0.0
+ */
+export * as TestDatabase from "./TestDatabase.js"

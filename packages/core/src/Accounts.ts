@@ -1,0 +1,293 @@
+/**
+ * Workspaces, people, memberships and credentials, stored in the `core` schema. Also provides the SQL
+ * adapter of the {@link Authenticator} port.
+ *
+ * @since 0.1.0
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import { createHash, randomBytes } from "node:crypto"
+import { Unauthenticated } from "./AuthError.js"
+import { Authenticator } from "./Authenticator.js"
+import { CredentialId, PersonId, WorkspaceId, WorkspaceSlug } from "./Ids.js"
+import { CredentialKind, Person, Principal, Role, Scope } from "./Principal.js"
+import { Workspace } from "./Workspace.js"
+
+/** @since 0.1.0 @category errors */
+export class WorkspaceSlugTaken extends Data.TaggedError("WorkspaceSlugTaken")<{ readonly slug: string }> {
+  override get message(): string {
+    return `A workspace with slug "${this.slug}" already exists.`
+  }
+}
+
+/** @since 0.1.0 @category errors */
+export class AccountNotFound extends Data.TaggedError("AccountNotFound")<{
+  readonly what: "workspace" | "person" | "credential"
+  readonly id: string
+}> {
+  override get message(): string {
+    return `No ${this.what} "${this.id}".`
+  }
+}
+
+/** @since 0.1.0 @category errors */
+export class InvalidCredentialRequest extends Data.TaggedError("InvalidCredentialRequest")<{
+  readonly detail: string
+}> {
+  override get message(): string {
+    return this.detail
+  }
+}
+
+/**
+ * A credential as created: the secret is returned once and never stored.
+ *
+ * @since 0.1.0 @category models
+ */
+export interface IssuedCredential {
+  readonly id: CredentialId
+  readonly kind: CredentialKind
+  readonly secret: Redacted.Redacted<string>
+  readonly scopes: ReadonlyArray<Scope>
+  readonly personId: Option.Option<PersonId>
+}
+
+/** @since 0.1.0 @category models */
+export interface IssueCredentialRequest {
+  readonly workspaceId: WorkspaceId
+  readonly kind: CredentialKind
+  readonly label: string
+  readonly scopes: ReadonlyArray<Scope>
+  /** Owner of an API key (optional) or the person who authorized a bearer token (required). */
+  readonly personId?: PersonId | undefined
+  /** A caller-chosen secret (for a reproducible demo key); by default a random one is generated. */
+  readonly secret?: Redacted.Redacted<string> | undefined
+  readonly expiresAt?: Date | undefined
+}
+
+/**
+ * Administrative operations on accounts.
+ *
+ * @since 0.1.0 @category tags
+ */
+export class Accounts extends Context.Tag("@service/core/Accounts")<
+  Accounts,
+  {
+    readonly createWorkspace: (input: {
+      readonly slug: WorkspaceSlug
+      readonly name: string
+    }) => Effect.Effect<Workspace, WorkspaceSlugTaken>
+    readonly findWorkspaceBySlug: (slug: string) => Effect.Effect<Option.Option<Workspace>>
+    readonly createPerson: (input: { readonly displayName: string; readonly email?: string | undefined }) => Effect.Effect<Person>
+    readonly addMember: (input: {
+      readonly workspaceId: WorkspaceId
+      readonly personId: PersonId
+      readonly role: Role
+    }) => Effect.Effect<void, AccountNotFound>
+    readonly listMembers: (
+      workspaceId: WorkspaceId
+    ) => Effect.Effect<ReadonlyArray<{ readonly person: Person; readonly role: Role }>>
+    readonly issueCredential: (
+      input: IssueCredentialRequest
+    ) => Effect.Effect<IssuedCredential, AccountNotFound | InvalidCredentialRequest>
+    readonly revokeCredential: (id: CredentialId) => Effect.Effect<void, AccountNotFound>
+  }
+>() {}
+
+const sha256 = (secret: string): string => createHash("sha256").update(secret, "utf8").digest("hex")
+
+/**
+ * Generated secrets carry a kind prefix so a leaked value is recognisable in logs and scanners.
+ */
+const generateSecret = (kind: CredentialKind): string =>
+  `${kind === "api_key" ? "svc_key_" : "svc_tok_"}${randomBytes(32).toString("base64url")}`
+
+const newId = (prefix: string): string => `${prefix}_${randomBytes(12).toString("hex")}`
+
+const CredentialRow = Schema.Struct({
+  credential_id: CredentialId,
+  kind: CredentialKind,
+  scopes: Schema.Array(Schema.String),
+  workspace_id: WorkspaceId,
+  workspace_slug: WorkspaceSlug,
+  workspace_name: Schema.String,
+  person_id: Schema.NullOr(PersonId),
+  person_name: Schema.NullOr(Schema.String),
+  member_role: Schema.NullOr(Role)
+})
+
+const isScope = Schema.is(Scope)
+
+/**
+ * The SQL adapter: {@link Accounts} and {@link Authenticator} over the `core` schema.
+ *
+ * @since 0.1.0 @category constructors
+ */
+export const makeSql = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+
+  const decodeCredentialRow = Schema.decodeUnknown(CredentialRow)
+
+  const authenticate = (credential: { readonly kind: CredentialKind; readonly secret: Redacted.Redacted<string> }) =>
+    Effect.gen(function*() {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const rows = yield* sql`
+        SELECT c.id AS credential_id, c.kind, c.scopes,
+               w.id AS workspace_id, w.slug AS workspace_slug, w.name AS workspace_name,
+               p.id AS person_id, p.display_name AS person_name, m.role AS member_role
+        FROM core.credentials c
+        JOIN core.workspaces w ON w.id = c.workspace_id
+        LEFT JOIN core.persons p ON p.id = c.person_id
+        LEFT JOIN core.members m ON m.workspace_id = c.workspace_id AND m.person_id = c.person_id
+        WHERE c.secret_sha256 = ${sha256(Redacted.value(credential.secret))}
+          AND c.kind = ${credential.kind}
+          AND c.revoked_at IS NULL
+          AND (c.expires_at IS NULL OR c.expires_at > ${now})
+      `.pipe(Effect.orDie)
+      const first = rows[0]
+      if (first === undefined) return yield* new Unauthenticated()
+      const row = yield* decodeCredentialRow(first).pipe(Effect.orDie)
+      // A credential whose person left the workspace authenticates nobody.
+      if (row.person_id !== null && row.member_role === null) return yield* new Unauthenticated()
+      return new Principal({
+        workspace: new Workspace({ id: row.workspace_id, slug: row.workspace_slug, name: row.workspace_name }),
+        person: row.person_id !== null && row.person_name !== null
+          ? Option.some(new Person({ id: row.person_id, displayName: row.person_name }))
+          : Option.none(),
+        // Faceless keys act as members: anything stronger needs a person.
+        role: row.member_role ?? "member",
+        scopes: row.scopes.filter(isScope),
+        credential: { id: row.credential_id, kind: row.kind }
+      })
+    }).pipe(Effect.withSpan("Authenticator.authenticate"))
+
+  const WorkspaceRow = Schema.Struct({ id: WorkspaceId, slug: WorkspaceSlug, name: Schema.String })
+  const decodeWorkspace = Schema.decodeUnknown(WorkspaceRow)
+
+  const findWorkspaceBySlug = (slug: string) =>
+    Effect.gen(function*() {
+      const rows = yield* sql`SELECT id, slug, name FROM core.workspaces WHERE slug = ${slug}`
+      const first = rows[0]
+      if (first === undefined) return Option.none<Workspace>()
+      return Option.some(new Workspace(yield* decodeWorkspace(first)))
+    }).pipe(Effect.orDie)
+
+  const createWorkspace = (input: { readonly slug: WorkspaceSlug; readonly name: string }) =>
+    Effect.gen(function*() {
+      const id = WorkspaceId.make(newId("ws"))
+      const inserted = yield* sql`
+        INSERT INTO core.workspaces (id, slug, name) VALUES (${id}, ${input.slug}, ${input.name})
+        ON CONFLICT (slug) DO NOTHING RETURNING id`
+      if (inserted.length === 0) return yield* new WorkspaceSlugTaken({ slug: input.slug })
+      return new Workspace({ id, slug: input.slug, name: input.name })
+    }).pipe(Effect.catchTag("SqlError", Effect.die))
+
+  const createPerson = (input: { readonly displayName: string; readonly email?: string | undefined }) =>
+    Effect.gen(function*() {
+      const id = PersonId.make(newId("person"))
+      yield* sql`INSERT INTO core.persons (id, display_name, email) VALUES (${id}, ${input.displayName}, ${
+        input.email ?? null
+      })`
+      return new Person({ id, displayName: input.displayName })
+    }).pipe(Effect.orDie)
+
+  const exists = (table: "workspaces" | "persons" | "credentials", id: string) =>
+    sql`SELECT 1 FROM ${sql(`core.${table}`)} WHERE id = ${id}`.pipe(Effect.map((rows) => rows.length > 0))
+
+  const addMember = (input: { readonly workspaceId: WorkspaceId; readonly personId: PersonId; readonly role: Role }) =>
+    Effect.gen(function*() {
+      if (!(yield* exists("workspaces", input.workspaceId))) {
+        return yield* new AccountNotFound({ what: "workspace", id: input.workspaceId })
+      }
+      if (!(yield* exists("persons", input.personId))) {
+        return yield* new AccountNotFound({ what: "person", id: input.personId })
+      }
+      yield* sql`
+        INSERT INTO core.members (workspace_id, person_id, role) VALUES (${input.workspaceId}, ${input.personId}, ${input.role})
+        ON CONFLICT (workspace_id, person_id) DO UPDATE SET role = EXCLUDED.role`
+    }).pipe(Effect.catchTag("SqlError", Effect.die))
+
+  const MemberRow = Schema.Struct({ id: PersonId, display_name: Schema.String, role: Role })
+  const listMembers = (workspaceId: WorkspaceId) =>
+    sql`SELECT p.id, p.display_name, m.role FROM core.members m JOIN core.persons p ON p.id = m.person_id
+        WHERE m.workspace_id = ${workspaceId} ORDER BY m.created_at, p.id`.pipe(
+      Effect.flatMap(Schema.decodeUnknown(Schema.Array(MemberRow))),
+      Effect.map((rows) => rows.map((r) => ({ person: new Person({ id: r.id, displayName: r.display_name }), role: r.role }))),
+      Effect.orDie
+    )
+
+  const issueCredential = (input: IssueCredentialRequest) =>
+    Effect.gen(function*() {
+      if (input.kind === "bearer" && input.personId === undefined) {
+        return yield* new InvalidCredentialRequest({ detail: "A bearer token needs the person who authorized it." })
+      }
+      if (input.scopes.length === 0) {
+        return yield* new InvalidCredentialRequest({ detail: "A credential needs at least one scope." })
+      }
+      if (!(yield* exists("workspaces", input.workspaceId))) {
+        return yield* new AccountNotFound({ what: "workspace", id: input.workspaceId })
+      }
+      if (input.personId !== undefined) {
+        const member = yield* sql`SELECT 1 FROM core.members WHERE workspace_id = ${input.workspaceId} AND person_id = ${input.personId}`
+        if (member.length === 0) return yield* new AccountNotFound({ what: "person", id: input.personId })
+      }
+      const secret = input.secret === undefined ? generateSecret(input.kind) : Redacted.value(input.secret)
+      if (secret.length < 16) {
+        return yield* new InvalidCredentialRequest({ detail: "A credential secret must be at least 16 characters." })
+      }
+      const id = CredentialId.make(newId(input.kind === "api_key" ? "key" : "tok"))
+      const inserted = yield* sql`
+        INSERT INTO core.credentials (id, workspace_id, kind, secret_sha256, label, person_id, scopes, expires_at)
+        VALUES (${id}, ${input.workspaceId}, ${input.kind}, ${sha256(secret)}, ${input.label}, ${input.personId ?? null},
+                ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(input.scopes)}::jsonb)), ${input.expiresAt ?? null})
+        ON CONFLICT (secret_sha256) DO NOTHING RETURNING id`
+      if (inserted.length === 0) {
+        return yield* new InvalidCredentialRequest({ detail: "That secret is already in use by another credential." })
+      }
+      return {
+        id,
+        kind: input.kind,
+        secret: Redacted.make(secret),
+        scopes: input.scopes,
+        personId: Option.fromNullable(input.personId)
+      } satisfies IssuedCredential
+    }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Accounts.issueCredential"))
+
+  const revokeCredential = (id: CredentialId) =>
+    Effect.gen(function*() {
+      const rows = yield* sql`UPDATE core.credentials SET revoked_at = now() WHERE id = ${id} AND revoked_at IS NULL RETURNING id`
+      if (rows.length === 0 && !(yield* exists("credentials", id))) {
+        return yield* new AccountNotFound({ what: "credential", id })
+      }
+    }).pipe(Effect.catchTag("SqlError", Effect.die))
+
+  return {
+    accounts: Accounts.of({
+      createWorkspace,
+      findWorkspaceBySlug,
+      createPerson,
+      addMember,
+      listMembers,
+      issueCredential,
+      revokeCredential
+    }),
+    authenticator: Authenticator.of({ authenticate })
+  }
+})
+
+/**
+ * Provides both {@link Accounts} and {@link Authenticator} over SQL.
+ *
+ * @since 0.1.0 @category layers
+ */
+export const layerSql: Layer.Layer<Accounts | Authenticator, never, SqlClient.SqlClient> = Layer.effectContext(
+  Effect.map(makeSql, ({ accounts, authenticator }) =>
+    Context.make(Accounts, accounts).pipe(Context.add(Authenticator, authenticator)))
+)

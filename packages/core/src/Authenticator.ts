@@ -1,0 +1,31 @@
+/**
+ * The authentication port: a presented credential in, a Principal out.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import type * as Redacted from "effect/Redacted"
+import type { Unauthenticated } from "./AuthError.js"
+import type { CredentialKind, Principal } from "./Principal.js"
+
+/**
+ * A credential as presented by a caller: `x-api-key` gives an api_key, `Authorization: Bearer` a bearer token.
+ *
+ * @since 0.1.0 @category models
+ */
+export interface PresentedCredential {
+  readonly kind: CredentialKind
+  readonly secret: Redacted.Redacted<string>
+}
+
+/**
+ * @since 0.1.0 @category tags
+ */
+export class Authenticator extends Context.Tag("@service/core/Authenticator")<
+  Authenticator,
+  {
+    /** Unknown, expired, revoked or wrong-kind credentials all fail the same way, with no hint of why. */
+    readonly authenticate: (credential: PresentedCredential) => Effect.Effect<Principal, Unauthenticated>
+  }
+>() {}

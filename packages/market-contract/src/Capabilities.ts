@@ -1,0 +1,71 @@
+/**
+ * Discovery: what each operation answers, requires and refuses, how to call it, and which filter values the
+ * published corpus actually holds.
+ *
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+import { CorpusBasis } from "./Envelope.js"
+import { SemanticCode } from "./MarketError.js"
+
+/** @since 0.1.0 @category constants */
+export const OPENAPI_URL = "/openapi.json"
+
+/** @since 0.1.0 @category models */
+export const CapabilitiesInput = Schema.Struct({
+  facets: Schema.optional(Schema.String).annotations({
+    description: "Comma-separated corpus dimensions to compute: states, scian_codes, evidence_categories (default: all)."
+  })
+}).annotations({ parseOptions: { onExcessProperty: "error" }, identifier: "CapabilitiesInput" })
+/** @since 0.1.0 @category models */
+export type CapabilitiesInput = typeof CapabilitiesInput.Type
+
+/** @since 0.1.0 @category models */
+export const OperationCapability = Schema.Struct({
+  operation: Schema.String,
+  question: Schema.String,
+  requires: Schema.String,
+  refuses: Schema.Array(SemanticCode),
+  method: Schema.Literal("GET", "POST"),
+  path: Schema.String,
+  metered: Schema.Boolean,
+  paginates: Schema.Boolean,
+  mcpTool: Schema.String,
+  example: Schema.Struct({
+    input: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+    cli: Schema.String
+  })
+})
+/** @since 0.1.0 @category models */
+export type OperationCapability = typeof OperationCapability.Type
+
+/** @since 0.1.0 @category models */
+export const ObservedValueList = Schema.Struct({
+  values: Schema.Array(Schema.Struct({ value: Schema.String, label: Schema.NullOr(Schema.String), visibleRows: Schema.Number })),
+  corpusBasis: CorpusBasis
+})
+
+/** @since 0.1.0 @category models */
+export const CapabilitiesResult = Schema.Struct({
+  operations: Schema.Array(OperationCapability),
+  observedValues: Schema.Struct({
+    states: Schema.optional(ObservedValueList),
+    scian_codes: Schema.optional(ObservedValueList),
+    evidence_categories: Schema.optional(ObservedValueList)
+  }),
+  queryModes: Schema.Array(Schema.String),
+  limits: Schema.Struct({ defaultPageSize: Schema.Number, maxPageSize: Schema.Number }),
+  openapiUrl: Schema.String
+}).annotations({ identifier: "CapabilitiesResult" })
+/** @since 0.1.0 @category models */
+export type CapabilitiesResult = typeof CapabilitiesResult.Type
+
+/** @since 0.1.0 @category models */
+export const CompactCapabilities = Schema.Struct({
+  schemaVersion: Schema.String,
+  operations: Schema.Array(Schema.Struct({ operation: Schema.String, method: Schema.String, path: Schema.String })),
+  corpusBasis: Schema.NullOr(CorpusBasis),
+  openapiUrl: Schema.String
+}).annotations({ identifier: "CompactCapabilities" })
+/** @since 0.1.0 @category models */
+export type CompactCapabilities = typeof CompactCapabilities.Type

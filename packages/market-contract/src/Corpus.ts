@@ -1,0 +1,283 @@
+/**
+ * Corpus snapshots and publications: a load writes into a new snapshot; publishing makes it the one active
+ * serving projection atomically and computes its coverage. Reads always see exactly one snapshot.
+ *
+ * @since 0.1.0
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { randomBytes } from "node:crypto"
+import { EvidenceCategory } from "./Envelope.js"
+
+/** @since 0.1.0 @category models */
+export class SourceDefinition extends Schema.Class<SourceDefinition>("SourceDefinition")({
+  slug: Schema.String.pipe(Schema.pattern(/^[a-z0-9_]{2,40}$/)),
+  label: Schema.String,
+  publisher: Schema.String,
+  licence: Schema.String,
+  licensedForDisplay: Schema.Boolean,
+  evidenceCategory: EvidenceCategory
+}) {}
+
+/** @since 0.1.0 @category models */
+export interface Publication {
+  readonly snapshotId: string
+  readonly publishedAt: Date
+  readonly freshForSeconds: number | null
+}
+
+/** @since 0.1.0 @category models */
+export interface SourceCoverage {
+  readonly sourceSlug: string
+  readonly evidenceCategory: EvidenceCategory
+  readonly licensedForDisplay: boolean
+  readonly rowCount: number
+  readonly visibleRows: number
+  readonly oldestRetrieval: string | null
+  readonly newestRetrieval: string | null
+}
+
+/** @since 0.1.0 @category errors */
+export class SnapshotNotLoading extends Data.TaggedError("SnapshotNotLoading")<{
+  readonly snapshotId: string
+  readonly status: string | null
+}> {
+  override get message(): string {
+    return this.status === null
+      ? `Snapshot ${this.snapshotId} does not exist.`
+      : `Snapshot ${this.snapshotId} is ${this.status}; only a loading snapshot can be written or published.`
+  }
+}
+
+/** @since 0.1.0 @category models */
+export interface SnapshotSummary {
+  readonly id: string
+  readonly status: "loading" | "active" | "retired"
+  readonly createdAt: Date
+  readonly publishedAt: Date | null
+  readonly loads: ReadonlyArray<{
+    readonly sourceSlug: string
+    readonly fileName: string
+    readonly accepted: number
+    readonly rejected: number
+  }>
+}
+
+/** @since 0.1.0 @category tags */
+export class Corpus extends Context.Tag("@service/market-contract/Corpus")<
+  Corpus,
+  {
+    readonly registerSource: (source: SourceDefinition) => Effect.Effect<void>
+    readonly beginSnapshot: (options?: { readonly freshForSeconds?: number | undefined }) => Effect.Effect<string>
+    /** The snapshot a load should write into: the newest one still loading, or a new one. */
+    readonly loadingSnapshot: Effect.Effect<string>
+    readonly assertLoading: (snapshotId: string) => Effect.Effect<void, SnapshotNotLoading>
+    readonly publish: (snapshotId: string) => Effect.Effect<Publication, SnapshotNotLoading>
+    readonly active: Effect.Effect<Option.Option<Publication>>
+    readonly coverage: (snapshotId: string) => Effect.Effect<ReadonlyArray<SourceCoverage>>
+    readonly recordLoad: (load: {
+      readonly snapshotId: string
+      readonly sourceSlug: string
+      readonly fileName: string
+      readonly retrievedOn: string
+      readonly accepted: number
+      readonly rejected: number
+    }) => Effect.Effect<void>
+    readonly recordRejects: (
+      snapshotId: string,
+      sourceSlug: string,
+      fileName: string,
+      rejects: ReadonlyArray<{ readonly line: number; readonly reason: string }>
+    ) => Effect.Effect<void>
+    readonly snapshots: Effect.Effect<ReadonlyArray<SnapshotSummary>>
+  }
+>() {}
+
+const PublicationRow = Schema.Struct({
+  id: Schema.String,
+  published_at: Schema.DateFromSelf,
+  fresh_for_seconds: Schema.NullOr(Schema.Number)
+})
+
+const CoverageRow = Schema.Struct({
+  source_slug: Schema.String,
+  evidence_category: EvidenceCategory,
+  licensed_for_display: Schema.Boolean,
+  row_count: Schema.NumberFromString,
+  visible_rows: Schema.NumberFromString,
+  oldest_retrieval: Schema.NullOr(Schema.String),
+  newest_retrieval: Schema.NullOr(Schema.String)
+})
+
+const SnapshotRow = Schema.Struct({
+  id: Schema.String,
+  status: Schema.Literal("loading", "active", "retired"),
+  created_at: Schema.DateFromSelf,
+  published_at: Schema.NullOr(Schema.DateFromSelf)
+})
+
+const LoadRow = Schema.Struct({
+  snapshot_id: Schema.String,
+  source_slug: Schema.String,
+  file_name: Schema.String,
+  accepted: Schema.Number,
+  rejected: Schema.Number
+})
+
+/** Tables of record kinds whose rows feed coverage; one entry per kind as the warehouse grows. */
+const observationTables = ["market.supplier_observations"] as const
+
+/** @since 0.1.0 @category constructors */
+export const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+
+  const registerSource = (source: SourceDefinition) =>
+    sql`INSERT INTO market.sources (slug, label, publisher, licence, licensed_for_display, evidence_category)
+        VALUES (${source.slug}, ${source.label}, ${source.publisher}, ${source.licence}, ${source.licensedForDisplay}, ${source.evidenceCategory})
+        ON CONFLICT (slug) DO UPDATE SET label = EXCLUDED.label, publisher = EXCLUDED.publisher, licence = EXCLUDED.licence,
+          licensed_for_display = EXCLUDED.licensed_for_display, evidence_category = EXCLUDED.evidence_category`.pipe(
+      Effect.asVoid,
+      Effect.orDie
+    )
+
+  const beginSnapshot = (options?: { readonly freshForSeconds?: number | undefined }) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const id = `snap_${new Date(now).toISOString().slice(0, 10).replaceAll("-", "")}_${randomBytes(4).toString("hex")}`
+      yield* sql`INSERT INTO market.snapshots (id, status, created_at, fresh_for_seconds)
+                 VALUES (${id}, 'loading', ${new Date(now)}, ${options?.freshForSeconds ?? null})`
+      return id
+    }).pipe(Effect.orDie)
+
+  const loadingSnapshot = Effect.gen(function*() {
+    const rows = yield* sql<{ id: string }>`SELECT id FROM market.snapshots WHERE status = 'loading' ORDER BY created_at DESC, id DESC LIMIT 1`
+    const first = rows[0]
+    return first === undefined ? yield* beginSnapshot() : first.id
+  }).pipe(Effect.orDie)
+
+  const statusOf = (snapshotId: string) =>
+    sql<{ status: string }>`SELECT status FROM market.snapshots WHERE id = ${snapshotId}`.pipe(
+      Effect.map((rows) => rows[0]?.status ?? null),
+      Effect.orDie
+    )
+
+  const assertLoading = (snapshotId: string) =>
+    Effect.flatMap(statusOf(snapshotId), (status) =>
+      status === "loading" ? Effect.void : Effect.fail(new SnapshotNotLoading({ snapshotId, status })))
+
+  const computeCoverage = (snapshotId: string) =>
+    Effect.forEach(observationTables, (table) =>
+      sql`INSERT INTO market.coverage (snapshot_id, source_slug, evidence_category, licensed_for_display, row_count, visible_rows, oldest_retrieval, newest_retrieval)
+          SELECT o.snapshot_id, o.source_slug, s.evidence_category, s.licensed_for_display, count(*),
+                 CASE WHEN s.licensed_for_display THEN count(*) ELSE 0 END, min(o.retrieved_on), max(o.retrieved_on)
+          FROM ${sql(table)} o JOIN market.sources s ON s.slug = o.source_slug
+          WHERE o.snapshot_id = ${snapshotId}
+          GROUP BY o.snapshot_id, o.source_slug, s.evidence_category, s.licensed_for_display
+          ON CONFLICT (snapshot_id, source_slug, evidence_category) DO UPDATE
+            SET row_count = EXCLUDED.row_count, visible_rows = EXCLUDED.visible_rows,
+                oldest_retrieval = EXCLUDED.oldest_retrieval, newest_retrieval = EXCLUDED.newest_retrieval`, {
+      discard: true
+    })
+
+  const publish = (snapshotId: string) =>
+    Effect.gen(function*() {
+      yield* assertLoading(snapshotId)
+      const now = new Date(yield* Clock.currentTimeMillis)
+      yield* computeCoverage(snapshotId)
+      yield* sql`UPDATE market.snapshots SET status = 'retired' WHERE status = 'active'`
+      const rows = yield* sql`UPDATE market.snapshots SET status = 'active', published_at = ${now}
+                              WHERE id = ${snapshotId} RETURNING id, published_at, fresh_for_seconds`
+      const row = yield* Schema.decodeUnknown(PublicationRow)(rows[0]).pipe(Effect.orDie)
+      return { snapshotId: row.id, publishedAt: row.published_at, freshForSeconds: row.fresh_for_seconds } satisfies Publication
+    }).pipe(
+      sql.withTransaction,
+      Effect.catchTag("SqlError", Effect.die),
+      Effect.withSpan("Corpus.publish", { attributes: { snapshotId } })
+    )
+
+  const active = Effect.gen(function*() {
+    const rows = yield* sql`SELECT id, published_at, fresh_for_seconds FROM market.snapshots WHERE status = 'active'`
+    if (rows.length === 0) return Option.none<Publication>()
+    const row = yield* Schema.decodeUnknown(PublicationRow)(rows[0])
+    return Option.some<Publication>({
+      snapshotId: row.id,
+      publishedAt: row.published_at,
+      freshForSeconds: row.fresh_for_seconds
+    })
+  }).pipe(Effect.orDie)
+
+  const coverage = (snapshotId: string) =>
+    sql`SELECT source_slug, evidence_category, licensed_for_display, row_count::text AS row_count,
+               visible_rows::text AS visible_rows, oldest_retrieval::text AS oldest_retrieval,
+               newest_retrieval::text AS newest_retrieval
+        FROM market.coverage WHERE snapshot_id = ${snapshotId} ORDER BY evidence_category, source_slug`.pipe(
+      Effect.flatMap(Schema.decodeUnknown(Schema.Array(CoverageRow))),
+      Effect.map((rows) =>
+        rows.map((row): SourceCoverage => ({
+          sourceSlug: row.source_slug,
+          evidenceCategory: row.evidence_category,
+          licensedForDisplay: row.licensed_for_display,
+          rowCount: row.row_count,
+          visibleRows: row.visible_rows,
+          oldestRetrieval: row.oldest_retrieval,
+          newestRetrieval: row.newest_retrieval
+        }))
+      ),
+      Effect.orDie
+    )
+
+  const recordLoad: Context.Tag.Service<Corpus>["recordLoad"] = (load) =>
+    sql`INSERT INTO market.source_loads (snapshot_id, source_slug, file_name, retrieved_on, accepted, rejected)
+        VALUES (${load.snapshotId}, ${load.sourceSlug}, ${load.fileName}, ${load.retrievedOn}, ${load.accepted}, ${load.rejected})
+        ON CONFLICT (snapshot_id, source_slug, file_name) DO UPDATE
+          SET accepted = EXCLUDED.accepted, rejected = EXCLUDED.rejected, retrieved_on = EXCLUDED.retrieved_on, loaded_at = now()`
+      .pipe(Effect.asVoid, Effect.orDie)
+
+  const recordRejects: Context.Tag.Service<Corpus>["recordRejects"] = (snapshotId, sourceSlug, fileName, rejects) =>
+    rejects.length === 0 ? Effect.void : sql`INSERT INTO market.load_rejects ${
+      sql.insert(rejects.map((r) => ({ snapshot_id: snapshotId, source_slug: sourceSlug, file_name: fileName, line: r.line, reason: r.reason })))
+    } ON CONFLICT (snapshot_id, file_name, line) DO UPDATE SET reason = EXCLUDED.reason`.pipe(Effect.asVoid, Effect.orDie)
+
+  const snapshots = Effect.gen(function*() {
+    const snaps = yield* sql`SELECT id, status, created_at, published_at FROM market.snapshots ORDER BY created_at DESC, id DESC`.pipe(
+      Effect.flatMap(Schema.decodeUnknown(Schema.Array(SnapshotRow)))
+    )
+    const loads = yield* sql`SELECT snapshot_id, source_slug, file_name, accepted, rejected FROM market.source_loads ORDER BY file_name`.pipe(
+      Effect.flatMap(Schema.decodeUnknown(Schema.Array(LoadRow)))
+    )
+    return snaps.map((s): SnapshotSummary => ({
+      id: s.id,
+      status: s.status,
+      createdAt: s.created_at,
+      publishedAt: s.published_at,
+      loads: loads.filter((l) => l.snapshot_id === s.id).map((l) => ({
+        sourceSlug: l.source_slug,
+        fileName: l.file_name,
+        accepted: l.accepted,
+        rejected: l.rejected
+      }))
+    }))
+  }).pipe(Effect.orDie)
+
+  return Corpus.of({
+    registerSource,
+    beginSnapshot,
+    loadingSnapshot,
+    assertLoading,
+    publish,
+    active,
+    coverage,
+    recordLoad,
+    recordRejects,
+    snapshots
+  })
+})
+
+/** @since 0.1.0 @category layers */
+export const layer: Layer.Layer<Corpus, never, SqlClient.SqlClient> = Layer.effect(Corpus, make)

@@ -1,0 +1,150 @@
+/**
+ * Market-data refusals: one class over a closed vocabulary of semantic codes, each with exactly one recovery
+ * action, so every surface can tell a caller what to do next.
+ *
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+
+/** @since 0.1.0 @category models */
+export const SemanticCode = Schema.Literal(
+  "query_too_broad",
+  "query_not_selective",
+  "invalid_field_value",
+  "unknown_state",
+  "invalid_observed_kind",
+  "invalid_mark_kind",
+  "deadline_not_available",
+  "amount_requires_currency_and_scope",
+  "unknown_filter_value",
+  "unknown_facet",
+  "batch_too_large",
+  "invalid_cursor",
+  "cursor_stale",
+  "market_data_timeout",
+  "market_data_unavailable",
+  "serving_projection_unavailable",
+  "serving_projection_stale",
+  "invalid_record_ref"
+)
+/** @since 0.1.0 @category models */
+export type SemanticCode = typeof SemanticCode.Type
+
+/** @since 0.1.0 @category models */
+export const RecoveryAction = Schema.Literal(
+  "narrow_query",
+  "fix_arguments",
+  "restart_without_cursor",
+  "retry_backoff",
+  "search_again"
+)
+/** @since 0.1.0 @category models */
+export type RecoveryAction = typeof RecoveryAction.Type
+
+interface CodeRule {
+  readonly action: RecoveryAction
+  readonly retryable: boolean
+  /** HTTP status chosen for the code (docs/decisions/0009-market-data-refusal-statuses.md). */
+  readonly status: 400 | 404 | 409 | 503 | 504
+}
+
+/**
+ * The one-to-one table from semantic code to recovery action, retryability and HTTP status.
+ *
+ * @since 0.1.0 @category models
+ */
+export const codeRules: { readonly [K in SemanticCode]: CodeRule } = {
+  query_too_broad: { action: "narrow_query", retryable: false, status: 400 },
+  query_not_selective: { action: "narrow_query", retryable: false, status: 400 },
+  invalid_field_value: { action: "fix_arguments", retryable: false, status: 400 },
+  unknown_state: { action: "fix_arguments", retryable: false, status: 400 },
+  invalid_observed_kind: { action: "fix_arguments", retryable: false, status: 400 },
+  invalid_mark_kind: { action: "fix_arguments", retryable: false, status: 400 },
+  deadline_not_available: { action: "fix_arguments", retryable: false, status: 400 },
+  amount_requires_currency_and_scope: { action: "fix_arguments", retryable: false, status: 400 },
+  unknown_filter_value: { action: "fix_arguments", retryable: false, status: 400 },
+  unknown_facet: { action: "fix_arguments", retryable: false, status: 400 },
+  batch_too_large: { action: "fix_arguments", retryable: false, status: 400 },
+  invalid_cursor: { action: "restart_without_cursor", retryable: false, status: 400 },
+  cursor_stale: { action: "restart_without_cursor", retryable: false, status: 409 },
+  market_data_timeout: { action: "retry_backoff", retryable: true, status: 504 },
+  market_data_unavailable: { action: "retry_backoff", retryable: true, status: 503 },
+  serving_projection_unavailable: { action: "retry_backoff", retryable: true, status: 503 },
+  serving_projection_stale: { action: "retry_backoff", retryable: true, status: 503 },
+  invalid_record_ref: { action: "search_again", retryable: false, status: 404 }
+}
+
+/**
+ * A market-data refusal. `allowedValues` is set when a value fell outside a closed set; `field` names the
+ * request field at fault, when there is one.
+ *
+ * @since 0.1.0 @category errors
+ */
+export class MarketDataRefusal extends Schema.TaggedError<MarketDataRefusal>("@service/market-contract/MarketDataRefusal")(
+  "MarketDataRefusal",
+  {
+    semanticCode: SemanticCode,
+    why: Schema.String,
+    suggestedCorrection: Schema.String,
+    field: Schema.optional(Schema.String),
+    allowedValues: Schema.optional(Schema.Array(Schema.String))
+  }
+) {
+  override get message(): string {
+    return this.why
+  }
+  get retryable(): boolean {
+    return codeRules[this.semanticCode].retryable
+  }
+  get recoveryAction(): RecoveryAction {
+    return codeRules[this.semanticCode].action
+  }
+  get status(): number {
+    return codeRules[this.semanticCode].status
+  }
+}
+
+/**
+ * The `market_data` block every surface attaches to a refusal.
+ *
+ * @since 0.1.0 @category models
+ */
+export const MarketDataBlock = Schema.Struct({
+  semantic_code: SemanticCode,
+  why: Schema.String,
+  suggested_correction: Schema.String,
+  retryable: Schema.Boolean,
+  recovery: Schema.Struct({ action: RecoveryAction }),
+  field: Schema.optional(Schema.String),
+  allowed_values: Schema.optional(Schema.Array(Schema.String))
+})
+/** @since 0.1.0 @category models */
+export type MarketDataBlock = typeof MarketDataBlock.Type
+
+/**
+ * @since 0.1.0 @category conversions
+ */
+export const toBlock = (refusal: MarketDataRefusal): MarketDataBlock => ({
+  semantic_code: refusal.semanticCode,
+  why: refusal.why,
+  suggested_correction: refusal.suggestedCorrection,
+  retryable: refusal.retryable,
+  recovery: { action: refusal.recoveryAction },
+  ...(refusal.field === undefined ? {} : { field: refusal.field }),
+  ...(refusal.allowedValues === undefined ? {} : { allowed_values: refusal.allowedValues })
+})
+
+/** @since 0.1.0 @category constructors */
+export const refuse = (
+  semanticCode: SemanticCode,
+  why: string,
+  suggestedCorrection: string,
+  extra: { readonly field?: string; readonly allowedValues?: ReadonlyArray<string> } = {}
+): MarketDataRefusal =>
+  new MarketDataRefusal({
+    semanticCode,
+    why,
+    suggestedCorrection,
+    ...(extra.field === undefined ? {} : { field: extra.field }),
+    ...(extra.allowedValues === undefined ? {} : { allowedValues: extra.allowedValues })
+  })

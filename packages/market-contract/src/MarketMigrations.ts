@@ -1,0 +1,15 @@
+/**
+ * The `market` schema's migrations, in the structural format the storage migration runner applies.
+ *
+ * @since 0.1.0
+ */
+import warehouse from "./migrations/0001_warehouse.js"
+
+/** @since 0.1.0 @category migrations */
+export const migrations = {
+  name: "market",
+  dependsOn: ["storage", "core"],
+  migrations: {
+    "0001_warehouse": warehouse
+  }
+} as const

@@ -1,0 +1,211 @@
+import { assert, describe, it, layer } from "@effect/vitest"
+import * as CoreMigrations from "@service/core/CoreMigrations"
+import { Crypto } from "@service/core/Crypto"
+import * as RequestContext from "@service/core/RequestContext"
+import * as TestDatabase from "@service/storage/TestDatabase"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Corpus from "../src/Corpus.js"
+import * as DemoCorpus from "../src/DemoCorpus.js"
+import { MarketData } from "../src/MarketData.js"
+import * as MarketLayer from "../src/MarketLayer.js"
+import * as MarketMigrations from "../src/MarketMigrations.js"
+import type { MarketDataRefusal } from "../src/MarketError.js"
+import * as Operations from "../src/Operations.js"
+import { countDataRows } from "../src/internal/denue.js"
+
+const refusalCode = <A, R>(effect: Effect.Effect<A, MarketDataRefusal, R>) =>
+  Effect.map(Effect.either(effect), (result) => (Either.isLeft(result) ? result.left.semanticCode : "succeeded"))
+
+/** Flips one character in the middle of a sealed value. */
+const tamper = (value: string): string => {
+  const i = Math.floor(value.length / 2)
+  const c = value[i] === "A" ? "B" : "A"
+  return value.slice(0, i) + c + value.slice(i + 1)
+}
+
+for (const target of TestDatabase.targets()) {
+  const Db = TestDatabase.withMigrations(target, [CoreMigrations.migrations, MarketMigrations.migrations])
+  const Services = Layer.mergeAll(MarketLayer.layer, RequestContext.layerTest).pipe(
+    Layer.provideMerge(Crypto.layerTest),
+    Layer.provideMerge(Db)
+  )
+
+  layer(Services, { timeout: "120 seconds" })(`MarketData on ${target.name}`, (it) => {
+    it.effect("refuses every read before anything is published", () =>
+      Effect.gen(function*() {
+        const market = yield* MarketData
+        assert.strictEqual(yield* refusalCode(market.searchSuppliers({ state: "CDMX" })), "serving_projection_unavailable")
+      }))
+
+    it.effect("loads the demo DENUE files: accepted plus rejected equals each file's data rows", () =>
+      Effect.gen(function*() {
+        const { publication, reports } = yield* DemoCorpus.loadAndPublish
+        assert.strictEqual(reports.length, 3)
+        for (const [i, report] of reports.entries()) {
+          const file = DemoCorpus.supplierFiles[i]
+          assert.isDefined(file)
+          if (file === undefined) continue
+          const rows = yield* countDataRows(file.path)
+          assert.strictEqual(report.accepted + report.rejected, rows)
+        }
+        assert.strictEqual(reports.reduce((sum, r) => sum + r.accepted, 0), 2014)
+        assert.isTrue(publication.snapshotId.startsWith("snap_"))
+      }))
+
+    it.effect("requires a narrowing dimension and a selective text query", () =>
+      Effect.gen(function*() {
+        const market = yield* MarketData
+        assert.strictEqual(yield* refusalCode(market.searchSuppliers({ limit: 5 })), "query_too_broad")
+        // "minera" alone matches hundreds of mining observations; with a state it is answered.
+        assert.strictEqual(yield* refusalCode(market.searchSuppliers({ query: "minera" })), "query_not_selective")
+        const answered = yield* market.searchSuppliers({ query: "minera", state: "Zacatecas", limit: 5 })
+        assert.isAbove(answered.results.length, 0)
+      }))
+
+    it.effect("resolves state aliases and says so in normalizations", () =>
+      Effect.gen(function*() {
+        const market = yield* MarketData
+        const envelope = yield* market.searchSuppliers({ state: "cdmx", limit: 10 })
+        assert.strictEqual(envelope.schemaVersion, "market-data/domain/1")
+        assert.strictEqual(envelope.interpretedRequest.request["state"], "09")
+        assert.deepStrictEqual(envelope.interpretedRequest.normalizations.map((n) => n.field), ["state"])
+        assert.isTrue(envelope.results.every((row) => row.state.code === "09"))
+        // The six API-layout restaurants in Benito Juárez are CDMX observations.
+        assert.isTrue(envelope.results.some((row) => row.municipality?.code === "09014"))
+        assert.strictEqual(yield* refusalCode(market.searchSuppliers({ state: "Distrto Federall" })), "unknown_state")
+      }))
+
+    it.effect("validates RFCs before reading", () =>
+      Effect.gen(function*() {
+        const market = yield* MarketData
+        assert.strictEqual(yield* refusalCode(market.searchSuppliers({ rfc: "NOT-AN-RFC" })), "invalid_field_value")
+        const envelope = yield* market.searchSuppliers({ rfc: "zin910223-45a" })
+        assert.strictEqual(envelope.interpretedRequest.request["rfc"], "ZIN91022345A")
+        // DENUE publishes no RFC: an empty page, declared as such against real coverage.
+        assert.strictEqual(envelope.results.length, 0)
+        assert.deepStrictEqual(envelope.semanticWarnings.map((w) => w.code), ["zero_results_with_coverage"])
+        assert.isAbove(envelope.coverage[0]?.visibleRows ?? 0, 0)
+      }))
+
+    it.effect("pages with keyset cursors: no duplicates, hasMore from limit plus one", () =>
+      Effect.gen(function*() {
+        const market = yield* MarketData
+        const seen = new Set<string>()
+        let cursor: string | undefined
+        let pages = 0
+        do {
+          const page = yield* market.searchSuppliers({
+            state: "Zacatecas",
+            limit: 7,
+            ...(cursor === undefined ? {} : { cursor })
+          })
+          for (const row of page.results) {
+            assert.isFalse(seen.has(row.record_fingerprint), "a row repeated across pages")
+            seen.add(row.record_fingerprint)
+          }
+          assert.strictEqual(page.page?.returned, page.results.length)
+          cursor = page.page?.nextCursor ?? undefined
+          assert.strictEqual(page.page?.hasMore, cursor !== undefined)
+          pages++
+        } while (cursor !== undefined && pages < 100)
+        const total = yield* Effect.map(
+          Effect.flatMap(Corpus.Corpus, (c) => c.active),
+          () => seen.size
+        )
+        assert.isAbove(total, 7)
+        assert.strictEqual(pages, Math.ceil(total / 7))
+      }))
+
+    it.effect("pages a text query ordered by relevance without losing rows", () =>
+      Effect.gen(function*() {
+        const market = yield* MarketData
+        const all = yield* market.searchSuppliers({ query: "minera", state: "Zacatecas", limit: 50 })
+        const first = yield* market.searchSuppliers({ query: "minera", state: "Zacatecas", limit: 3 })
+        const cursor = first.page?.nextCursor
+        assert.isString(cursor)
+        const second = yield* market.searchSuppliers({ query: "minera", state: "Zacatecas", limit: 3, cursor: cursor ?? "" })
+        assert.deepStrictEqual(
+          [...first.results, ...second.results].map((r) => r.record_fingerprint),
+          all.results.slice(0, 6).map((r) => r.record_fingerprint)
+        )
+      }))
+
+    it.effect("refuses tampered cursors and cursors of other filters", () =>
+      Effect.gen(function*() {
+        const market = yield* MarketData
+        const first = yield* market.searchSuppliers({ state: "Zacatecas", limit: 2 })
+        const cursor = first.page?.nextCursor ?? ""
+        assert.strictEqual(
+          yield* refusalCode(market.searchSuppliers({ state: "Zacatecas", limit: 2, cursor: tamper(cursor) })),
+          "invalid_cursor"
+        )
+        assert.strictEqual(
+          yield* refusalCode(market.searchSuppliers({ state: "Sonora", limit: 2, cursor })),
+          "invalid_cursor"
+        )
+      }))
+
+    it.effect("seals record refs afresh per response, identical within one envelope", () =>
+      Effect.gen(function*() {
+        const market = yield* MarketData
+        const a = yield* market.searchSuppliers({ state: "Aguascalientes", limit: 3 })
+        const b = yield* market.searchSuppliers({ state: "Aguascalientes", limit: 3 })
+        const rowA = a.results[0]
+        const rowB = b.results[0]
+        assert.isDefined(rowA)
+        assert.isDefined(rowB)
+        assert.strictEqual(rowA?.record_fingerprint, rowB?.record_fingerprint)
+        assert.notStrictEqual(rowA?.record_ref, rowB?.record_ref)
+        assert.deepStrictEqual(a.provenance.map((p) => p.record_ref), a.results.map((r) => r.record_ref))
+        const detail = yield* market.getSupplier({ record_ref: rowA?.record_ref ?? "" })
+        assert.strictEqual(detail.results.record_fingerprint, rowA?.record_fingerprint)
+        assert.strictEqual(detail.page, null)
+        assert.strictEqual(yield* refusalCode(market.getSupplier({ record_ref: tamper(rowA?.record_ref ?? "") })), "invalid_record_ref")
+        assert.strictEqual(yield* refusalCode(market.getSupplier({ record_ref: rowA?.record_fingerprint ?? "" })), "invalid_record_ref")
+        // A cursor is not a record ref: sealing purposes are separate.
+        const cursor = (yield* market.searchSuppliers({ state: "Zacatecas", limit: 1 })).page?.nextCursor ?? ""
+        assert.strictEqual(yield* refusalCode(market.getSupplier({ record_ref: cursor })), "invalid_record_ref")
+      }))
+
+    it.effect("capabilities: operations, observed values stamped with the corpus basis, facets", () =>
+      Effect.gen(function*() {
+        const envelope = yield* Operations.marketCapabilities.run({ facets: "states" })
+        assert.deepStrictEqual(envelope.results.operations.map((o) => o.operation), ["market_capabilities", "search_suppliers", "get_supplier"])
+        const states = envelope.results.observedValues.states
+        assert.isDefined(states)
+        assert.strictEqual(states?.corpusBasis.snapshotId, envelope.corpusBasis.snapshotId)
+        assert.isTrue(states?.values.some((v) => v.value === "32" && v.label === "Zacatecas"))
+        assert.isUndefined(envelope.results.observedValues.scian_codes)
+        assert.strictEqual(envelope.results.openapiUrl, "/openapi.json")
+        assert.strictEqual(yield* refusalCode(Operations.marketCapabilities.run({ facets: "states,colors" })), "unknown_facet")
+      }))
+
+    it.effect("a publish between two pages makes the second page cursor_stale; refs resolve by fingerprint", () =>
+      Effect.gen(function*() {
+        const market = yield* MarketData
+        const first = yield* market.searchSuppliers({ state: "Zacatecas", limit: 2 })
+        const cursor = first.page?.nextCursor ?? ""
+        const ref = first.results[0]?.record_ref ?? ""
+        yield* DemoCorpus.loadAndPublish
+        assert.strictEqual(
+          yield* refusalCode(market.searchSuppliers({ state: "Zacatecas", limit: 2, cursor })),
+          "cursor_stale"
+        )
+        const again = yield* market.getSupplier({ record_ref: ref })
+        assert.strictEqual(again.results.record_fingerprint, first.results[0]?.record_fingerprint)
+      }))
+  })
+}
+
+describe("Operations", () => {
+  it("declares each operation once with a path and a capability example", () => {
+    const names = Operations.all.map((op) => op.name)
+    assert.strictEqual(new Set(names).size, names.length)
+    for (const op of Operations.all) {
+      assert.isTrue(op.path.startsWith("/"))
+      assert.isAbove(Object.keys(op.capability.example).length, 0)
+    }
+  })
+})
