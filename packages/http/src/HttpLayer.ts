@@ -8,6 +8,7 @@
 import type * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
+import * as HttpRouter from "@effect/platform/HttpRouter"
 import type { Authenticator } from "@service/core/Authenticator"
 import type { MarketData } from "@service/market-contract/MarketData"
 import * as Layer from "effect/Layer"
@@ -29,6 +30,8 @@ export const apiLayer: Layer.Layer<HttpApi.Api, never, Authenticator | MarketDat
  * @since 0.1.0 @category layers
  */
 export const layer = Layer.mergeAll(
+  // Sealed record refs are longer than the router's default 100-character limit for a path parameter.
+  HttpRouter.setRouterConfig({ maxParamLength: 4096 }),
   HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
   HttpApiScalar.layer({ path: "/docs" }),
   Shaping.layer

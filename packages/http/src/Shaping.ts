@@ -46,8 +46,7 @@ const routes: ReadonlyArray<Route> = (() => {
   return out
 })()
 
-const marketPrefix = toPattern(basePath).source.replace(/\/\?\$$/, "")
-const underMarketData = new RegExp(`${marketPrefix}(/|$)`)
+const underMarketData = /^\/api\/v1\/workspaces\/[^/]+\/market-data(\/|$)/
 
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
   HttpServerResponse.unsafeJson(body, { status, headers })
@@ -114,6 +113,7 @@ const shape = (app: Effect.Effect<HttpServerResponse.HttpServerResponse, never, 
                 issues
               )
               return json(400, {
+                statusCode: 400,
                 code: "VALIDATION_FAILED",
                 message: refusal.why,
                 request_id: requestId,

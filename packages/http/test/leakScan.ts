@@ -1,0 +1,36 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+
+const Row = Schema.Struct({
+  source_slug: Schema.String,
+  source_record_id: Schema.String,
+  publisher: Schema.String,
+  contact: Schema.Struct({
+    phone: Schema.NullOr(Schema.String),
+    email: Schema.NullOr(Schema.String),
+    website: Schema.NullOr(Schema.String)
+  })
+})
+
+/**
+ * Strings no response may contain: source slugs, source record ids (long enough to be distinctive), publisher
+ * identities and every contact coordinate held in the corpus.
+ */
+export const forbiddenValues = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* sql`SELECT o.source_slug, o.source_record_id, s.publisher, o.contact
+    FROM market.supplier_observations o JOIN market.sources s ON s.slug = o.source_slug`.pipe(
+    Effect.flatMap(Schema.decodeUnknown(Schema.Array(Row)))
+  )
+  const values = new Set<string>()
+  for (const row of rows) {
+    values.add(row.source_slug)
+    values.add(row.publisher)
+    if (row.source_record_id.length >= 5) values.add(`"${row.source_record_id}"`)
+    for (const contact of [row.contact.phone, row.contact.email, row.contact.website]) {
+      if (contact !== null && contact.trim().length >= 6 && !/^no tiene$/i.test(contact.trim())) values.add(contact.trim())
+    }
+  }
+  return [...values]
+}).pipe(Effect.orDie)
