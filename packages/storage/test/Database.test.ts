@@ -251,8 +251,9 @@ describe("layerPglite", () => {
           ConfigProvider.fromMap(new Map([["SERVICE_DATA_DIR", dataDir], ["DATABASE_URL", " "]]))
         )
       )
-      assert.deepStrictEqual(info, { kind: "pglite", description: `PGlite in ${dataDir}` })
-      const stat = yield* Effect.promise(() => NodeFs.stat(dataDir))
+      const pgliteDir = NodePath.join(dataDir, "pglite")
+      assert.deepStrictEqual(info, { kind: "pglite", description: `PGlite in ${pgliteDir}` })
+      const stat = yield* Effect.promise(() => NodeFs.stat(pgliteDir))
       assert.isTrue(stat.isDirectory())
     }), { timeout: 60_000 })
 
