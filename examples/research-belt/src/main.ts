@@ -3,7 +3,7 @@
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Database from "@service/storage/Database"
-import * as LocalKeys from "@service/storage/LocalKeys"
+import * as LocalKeys from "@service/core/LocalKeys"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Belt from "./Belt.js"

@@ -12,13 +12,6 @@
 export * as Database from "./Database.js"
 
 /**
- * Local key material for embedded runtimes.
- *
- * @since 0.1.0
- */
-export * as LocalKeys from "./LocalKeys.js"
-
-/**
  * Dependency-ordered migration runner.
  *
  * @since 0.0.0

@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { Crypto, type CryptoConfigInvalid, generateKeyMaterial, parseFingerprintKey, parseSealingKeys } from "@service/core/Crypto"
+import { Crypto, type CryptoConfigInvalid, generateKeyMaterial, parseFingerprintKey, parseSealingKeys } from "./Crypto.js"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Data from "effect/Data"
@@ -16,7 +16,6 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
-import { dataDirConfig } from "./Database.js"
 
 /** @since 0.1.0 @category errors */
 export class LocalKeysError extends Data.TaggedError("LocalKeysError")<{ readonly path: string; readonly reason: string }> {
@@ -24,6 +23,18 @@ export class LocalKeysError extends Data.TaggedError("LocalKeysError")<{ readonl
     return `Key file ${this.path}: ${this.reason}`
   }
 }
+
+/**
+ * The local data folder (`SERVICE_DATA_DIR`, default `.data`), where an embedded runtime keeps its database and keys.
+ *
+ * @since 0.1.0 @category config
+ */
+export const dataDirConfig: Config.Config<string> = Config.string("SERVICE_DATA_DIR").pipe(
+  Config.map((dir) => dir.trim()),
+  Config.option,
+  Config.map(Option.filter((dir) => dir.length > 0)),
+  Config.map(Option.getOrElse(() => ".data"))
+)
 
 const KeyFile = Schema.parseJson(Schema.Struct({ sealingKeys: Schema.String, fingerprintKey: Schema.String }))
 
