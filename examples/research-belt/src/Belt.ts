@@ -4,7 +4,6 @@
  *
  * @since 0.1.0
  */
-import * as SqlClient from "@effect/sql/SqlClient"
 import * as Accounts from "@service/core/Accounts"
 import * as CoreMigrations from "@service/core/CoreMigrations"
 import type { Crypto } from "@service/core/Crypto"
@@ -16,6 +15,7 @@ import * as Operations from "@service/market-contract/Operations"
 import * as Projection from "@service/market-contract/Projection"
 import { type BeltEntry, ResearchBelt } from "@service/market-contract/ResearchBelt"
 import * as ResearchBeltLayer from "@service/market-contract/ResearchBelt"
+import type * as Database from "@service/storage/Database"
 import * as Migrations from "@service/storage/Migrations"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -32,8 +32,8 @@ export interface ResearchReport {
  *
  * @since 0.1.0 @category layers
  */
-export const layer = <E1, E2, RDb extends SqlClient.SqlClient>(
-  database: Layer.Layer<RDb, E1>,
+export const layer = <E1, E2>(
+  database: Layer.Layer<Database.DatabaseServices, E1>,
   crypto: Layer.Layer<Crypto, E2>
 ) =>
   ResearchBeltLayer.layer.pipe(

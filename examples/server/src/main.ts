@@ -42,9 +42,10 @@ const program = Effect.gen(function*() {
     const demo = yield* ensureDemo(demoKey)
     const server = yield* HttpServer.HttpServer
     const address = server.address._tag === "TcpAddress" ? server.address : undefined
+    // Print the address curl can reach as printed: the bound one, or loopback for a wildcard bind.
     const shownHost = address === undefined || address.hostname === "0.0.0.0" || address.hostname === "::"
-      ? "localhost"
-      : address.hostname === "127.0.0.1" ? "localhost" : address.hostname
+      ? "127.0.0.1"
+      : address.hostname.includes(":") ? `[${address.hostname}]` : address.hostname
     const base = `http://${shownHost}:${address?.port ?? port}`
     const key = Redacted.value(demo.apiKey)
     const market = `${base}/api/v1/workspaces/${demo.slug}/market-data`

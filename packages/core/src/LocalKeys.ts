@@ -1,11 +1,10 @@
 /**
- * Key material for a local runtime. Configured keys (SERVICE_SEALING_KEYS, SERVICE_FINGERPRINT_KEY) win;
- * otherwise the runtime generates its own on first start and keeps them in `<data dir>/keys.json` (mode 0600),
- * so record refs and cursors stay valid across restarts.
+ * Key material for a local runtime. Configured keys (SERVICE_SEALING_KEYS and SERVICE_FINGERPRINT_KEY, both
+ * or neither) win; otherwise the runtime generates its own on first start and keeps them in
+ * `<SERVICE_DATA_DIR>/keys.json` (mode 0600), so record refs and cursors stay valid across restarts.
  *
  * @since 0.1.0
  */
-import { Crypto, type CryptoConfigInvalid, generateKeyMaterial, parseFingerprintKey, parseSealingKeys } from "./Crypto.js"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Data from "effect/Data"
@@ -14,8 +13,22 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { randomUUID } from "node:crypto"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
+import {
+  Crypto,
+  type CryptoConfig,
+  type CryptoConfigInvalid,
+  FINGERPRINT_KEY_VARIABLE,
+  generateKeyMaterial,
+  parseFingerprintKey,
+  parseSealingKeys,
+  SEALING_KEYS_VARIABLE
+} from "./Crypto.js"
+
+/** @since 0.1.0 @category constants */
+export const KEY_FILE_NAME = "keys.json"
 
 /** @since 0.1.0 @category errors */
 export class LocalKeysError extends Data.TaggedError("LocalKeysError")<{ readonly path: string; readonly reason: string }> {
@@ -38,42 +51,67 @@ export const dataDirConfig: Config.Config<string> = Config.string("SERVICE_DATA_
 
 const KeyFile = Schema.parseJson(Schema.Struct({ sealingKeys: Schema.String, fingerprintKey: Schema.String }))
 
-const readOrCreate = (path: string) =>
-  Effect.gen(function*() {
-    const existing = yield* Effect.tryPromise(() => NodeFs.readFile(path, "utf8")).pipe(Effect.option)
-    if (Option.isSome(existing)) {
-      return yield* Schema.decodeUnknown(KeyFile)(existing.value).pipe(
-        Effect.mapError(() => new LocalKeysError({ path, reason: "not a valid key file; restore it or remove it to start over" }))
-      )
-    }
-    const material = generateKeyMaterial()
-    yield* Effect.tryPromise({
-      try: async () => {
-        await NodeFs.mkdir(NodePath.dirname(path), { recursive: true })
-        // "wx" refuses to overwrite a file another process wrote meanwhile.
-        await NodeFs.writeFile(path, JSON.stringify(material, null, 2), { mode: 0o600, flag: "wx" })
-      },
-      catch: (cause) => new LocalKeysError({ path, reason: `cannot write: ${String(cause)}` })
-    })
-    yield* Effect.logInfo(`Generated local sealing and fingerprint keys in ${path}`)
-    return material
-  })
+const isAlreadyExists = (cause: unknown): boolean =>
+  typeof cause === "object" && cause !== null && "code" in cause && cause.code === "EEXIST"
 
 /**
- * Crypto from configuration when SERVICE_SEALING_KEYS is set, else from the data folder's key file.
+ * Reads the key file of `directory`, creating it on first use.
+ *
+ * @since 0.1.0 @category constructors
+ */
+export const loadOrCreate = (directory: string): Effect.Effect<CryptoConfig, LocalKeysError> =>
+  Effect.gen(function*() {
+    const path = NodePath.resolve(directory, KEY_FILE_NAME)
+    const failed = (what: string) => (cause: unknown) => new LocalKeysError({ path, reason: `cannot ${what}: ${String(cause)}` })
+    const exists = yield* Effect.promise(() => NodeFs.access(path).then(() => true, () => false))
+    if (!exists) {
+      // Written under a temporary name, then linked: a concurrent first start either publishes its file or
+      // finds ours complete, never half written; `link` refuses to replace an existing file.
+      const temporary = `${path}.${randomUUID()}.tmp`
+      const published = yield* Effect.tryPromise({
+        try: async () => {
+          await NodeFs.mkdir(NodePath.dirname(path), { recursive: true })
+          await NodeFs.writeFile(temporary, JSON.stringify(generateKeyMaterial()), { flag: "wx", mode: 0o600 })
+          try {
+            await NodeFs.link(temporary, path)
+            return true
+          } catch (cause) {
+            if (isAlreadyExists(cause)) return false
+            throw cause
+          } finally {
+            await NodeFs.rm(temporary, { force: true })
+          }
+        },
+        catch: failed("create")
+      })
+      if (published) yield* Effect.logInfo(`Generated local sealing and fingerprint keys in ${path}`)
+    }
+    const info = yield* Effect.tryPromise({ try: () => NodeFs.stat(path), catch: failed("inspect") })
+    if ((info.mode & 0o077) !== 0) yield* Effect.logWarning(`${path} is readable by other users; run chmod 600 on it.`)
+    const text = yield* Effect.tryPromise({ try: () => NodeFs.readFile(path, "utf8"), catch: failed("read") })
+    const content = yield* Schema.decodeUnknown(KeyFile)(text).pipe(
+      Effect.mapError(() => new LocalKeysError({ path, reason: "not a valid key file; restore it or remove it to start over" }))
+    )
+    return yield* Either.all({
+      keyring: parseSealingKeys(content.sealingKeys),
+      fingerprintKey: parseFingerprintKey(content.fingerprintKey)
+    }).pipe(Either.mapLeft((reason) => new LocalKeysError({ path, reason })))
+  })
+
+type CryptoLayer = Layer.Layer<Crypto, ConfigError.ConfigError | CryptoConfigInvalid>
+
+/**
+ * Crypto from configuration when either key variable is set (then both must be), else from the data folder's
+ * key file.
  *
  * @since 0.1.0 @category layers
  */
 export const layer: Layer.Layer<Crypto, ConfigError.ConfigError | CryptoConfigInvalid | LocalKeysError> = Layer
   .unwrapEffect(Effect.gen(function*() {
-    const configured = yield* Config.option(Config.redacted("SERVICE_SEALING_KEYS"))
-    if (Option.isSome(configured)) return Crypto.layerConfig.pipe(Layer.mapError((e): ConfigError.ConfigError | CryptoConfigInvalid => e))
-    const dir = yield* dataDirConfig
-    const path = NodePath.resolve(dir, "keys.json")
-    const material = yield* readOrCreate(path)
-    const keyring = parseSealingKeys(material.sealingKeys)
-    const fingerprintKey = parseFingerprintKey(material.fingerprintKey)
-    if (Either.isLeft(keyring)) return yield* new LocalKeysError({ path, reason: keyring.left })
-    if (Either.isLeft(fingerprintKey)) return yield* new LocalKeysError({ path, reason: fingerprintKey.left })
-    return Crypto.layer({ keyring: keyring.right, fingerprintKey: fingerprintKey.right })
+    const sealing = yield* Config.option(Config.redacted(SEALING_KEYS_VARIABLE))
+    const fingerprint = yield* Config.option(Config.redacted(FINGERPRINT_KEY_VARIABLE))
+    const fromEnvironment: CryptoLayer = Crypto.layerConfig
+    if (Option.isSome(sealing) || Option.isSome(fingerprint)) return fromEnvironment
+    const fromFile: CryptoLayer = Crypto.layer(yield* loadOrCreate(yield* dataDirConfig))
+    return fromFile
   }))

@@ -107,7 +107,7 @@ const shape = (app: Effect.Effect<HttpServerResponse.HttpServerResponse, never, 
             if (error instanceof HttpApiError.HttpApiDecodeError) {
               const route = routes.find((r) => r.method === request.method && r.pattern.test(pathname))
               const op = Operations.all.find((o) => o.name === route?.name)
-              const issues = error.issues.map((issue) => ({ path: issue.path, message: issue.message }))
+              const issues = error.issues.map((issue) => ({ path: issue.path, message: issue.message, tag: issue._tag }))
               const refusal = refusalFromIssues(
                 (op ?? Operations.searchSuppliers).input.ast,
                 issues

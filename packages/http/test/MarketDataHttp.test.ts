@@ -9,6 +9,7 @@ import * as CoreMigrations from "@service/core/CoreMigrations"
 import { Crypto } from "@service/core/Crypto"
 import { WorkspaceSlug } from "@service/core/Ids"
 import * as DemoCorpus from "@service/market-contract/DemoCorpus"
+import { forbiddenValues } from "@service/market-contract/ProjectionAudit"
 import * as MarketLayer from "@service/market-contract/MarketLayer"
 import * as MarketMigrations from "@service/market-contract/MarketMigrations"
 import * as TestDatabase from "@service/storage/TestDatabase"
@@ -19,7 +20,6 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import { Api } from "../src/Api.js"
 import * as HttpLayer from "../src/HttpLayer.js"
-import { forbiddenValues } from "./leakScan.js"
 
 const API_KEY = "svc_key_test_http_0123456789abcdef"
 const OTHER_KEY = "svc_key_test_other_0123456789abcdef"
@@ -165,6 +165,9 @@ for (const target of TestDatabase.targets()) {
           HttpClientRequest.post(`${base}/suppliers/search`).pipe(HttpClientRequest.bodyUnsafeJson({ state: "CDMX", sql: "select 1" }))
         )
         assert.strictEqual(unknownProperty.status, 400)
+        const unknownBlock = (unknownProperty.body as { market_data: { field: string; allowed_values: Array<string> } }).market_data
+        assert.strictEqual(unknownBlock.field, "sql")
+        assert.includeMembers(unknownBlock.allowed_values, ["query", "state", "scian_codes", "rfc", "limit", "query_mode", "cursor", "source_slugs"])
 
         const tooBroad = yield* send(HttpClientRequest.post(`${base}/suppliers/search`).pipe(HttpClientRequest.bodyUnsafeJson({})))
         assert.strictEqual(tooBroad.status, 400)

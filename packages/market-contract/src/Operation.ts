@@ -104,3 +104,12 @@ export const make = <const Name extends string, I, IE, MI extends I, MIE, O, OE,
       )
   }
 }
+
+/**
+ * The MCP tool name of an operation: `<prefix>_market_<operation>`, without repeating `market` for
+ * `market_capabilities` (so `service_market_capabilities`).
+ *
+ * @since 0.1.0 @category naming
+ */
+export const toolName = (prefix: string, operation: string): string =>
+  `${prefix}_market_${operation.startsWith("market_") ? operation.slice("market_".length) : operation}`

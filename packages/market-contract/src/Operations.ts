@@ -117,7 +117,7 @@ const describe = (op: Operation.AnyOperation<Requirements>): OperationCapability
   path: op.path,
   metered: op.metered,
   paginates: op.paginates,
-  mcpTool: `service_market_${op.name}`,
+  mcpTool: Operation.toolName("service", op.name),
   example: { input: op.capability.example, cli: cliExample(op) }
 })
 

@@ -78,6 +78,21 @@ export const allowedValuesAt = (ast: AST.AST, path: ReadonlyArray<PropertyKey>):
 export interface ValidationIssue {
   readonly path: ReadonlyArray<PropertyKey>
   readonly message: string
+  /** The formatter's issue kind; `Unexpected` marks a property the schema does not know. */
+  readonly tag?: string | undefined
+}
+
+/** The property names of the struct at `path`, for refusing an unknown property with the known ones. */
+const propertyNamesAt = (ast: AST.AST, path: ReadonlyArray<PropertyKey>): ReadonlyArray<string> | undefined => {
+  let current: AST.AST | undefined = ast
+  for (const key of path) {
+    if (current === undefined) return undefined
+    current = step(current, key)
+  }
+  while (current !== undefined && (current._tag === "Refinement" || current._tag === "Transformation")) {
+    current = current._tag === "Refinement" ? current.from : current.to
+  }
+  return current?._tag === "TypeLiteral" ? current.propertySignatures.map((p) => String(p.name)) : undefined
 }
 
 /**
@@ -88,13 +103,21 @@ export interface ValidationIssue {
 export const refusalFromIssues = (ast: AST.AST, issues: ReadonlyArray<ValidationIssue>): MarketDataRefusal => {
   const first = issues[0]
   const field = first === undefined || first.path.length === 0 ? undefined : first.path.map(String).join(".")
-  const allowed = first === undefined ? undefined : allowedValuesAt(ast, first.path)
+  const allowed = first === undefined
+    ? undefined
+    : first.tag === "Unexpected"
+    ? propertyNamesAt(ast, first.path.slice(0, -1))
+    : allowedValuesAt(ast, first.path)
   const why = first === undefined
     ? "The request does not match the operation's input schema."
+    : first.tag === "Unexpected"
+    ? `Field "${field ?? ""}" is not part of this operation's input.`
     : field === undefined
     ? `The request is not valid: ${first.message}`
     : `Field "${field}" is not valid: ${first.message}`
-  const correction = allowed !== undefined && allowed.length > 0
+  const correction = first?.tag === "Unexpected" && allowed !== undefined
+    ? `Remove it; the accepted fields are: ${allowed.join(", ")}.`
+    : allowed !== undefined && allowed.length > 0
     ? `Use one of: ${allowed.join(", ")}.`
     : "Fix the named field following the operation's input schema (see GET capabilities or /openapi.json) and retry."
   return refuse("invalid_field_value", why, correction, {
@@ -115,10 +138,7 @@ export const decodeInput = <A, I>(schema: Schema.Schema<A, I, never>) => {
       Effect.mapError((error) =>
         refusalFromIssues(
           schema.ast,
-          ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({
-            path: issue.path,
-            message: issue.message
-          }))
+          issuesOf(error)
         )
       )
     )
@@ -130,7 +150,11 @@ export const decodeInput = <A, I>(schema: Schema.Schema<A, I, never>) => {
  * @since 0.1.0 @category validation
  */
 export const issuesOf = (error: ParseResult.ParseError): ReadonlyArray<ValidationIssue> =>
-  ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({ path: issue.path, message: issue.message }))
+  ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({
+    path: issue.path,
+    message: issue.message,
+    tag: issue._tag
+  }))
 
 /** @since 0.1.0 @category validation */
 export const firstIssuePath = (issues: ReadonlyArray<ValidationIssue>): Option.Option<string> =>

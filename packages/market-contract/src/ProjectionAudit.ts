@@ -1,3 +1,9 @@
+/**
+ * An audit helper for the abstracted projection: the values that must never appear in any response of an
+ * abstracted surface. Tests scan every response body for them; an operator can do the same against logs.
+ *
+ * @since 0.1.0
+ */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -14,10 +20,11 @@ const Row = Schema.Struct({
 })
 
 /**
- * Strings no response may contain: source slugs, source record ids (long enough to be distinctive), publisher
+ * Strings no abstracted response may contain: source slugs, source record ids (long enough to be distinctive), publisher
  * identities and every contact coordinate held in the corpus.
  */
-export const forbiddenValues = Effect.gen(function*() {
+/** @since 0.1.0 @category audit */
+export const forbiddenValues: Effect.Effect<ReadonlyArray<string>, never, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const rows = yield* sql`SELECT o.source_slug, o.source_record_id, s.publisher, o.contact
     FROM market.supplier_observations o JOIN market.sources s ON s.slug = o.source_slug`.pipe(
