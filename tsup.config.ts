@@ -6,7 +6,8 @@ export const shared: Options = {
   format: ["esm"],
   target: "es2022",
   platform: "node",
-  dts: true,
+  // Declarations without project-reference bookkeeping: each package is built on its own.
+  dts: { compilerOptions: { composite: false, incremental: false, declarationMap: false } },
   sourcemap: true,
   clean: true,
   splitting: true,
