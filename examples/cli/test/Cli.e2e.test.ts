@@ -10,6 +10,7 @@ import * as AppLayer from "@service/example-server/AppLayer"
 import { ensureDemo } from "@service/example-server/Bootstrap"
 import * as Server from "@service/example-server/Server"
 import * as DemoCorpus from "@service/market-contract/DemoCorpus"
+import { forbiddenValues } from "@service/market-contract/ProjectionAudit"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -170,6 +171,24 @@ for (const database of TestDatabase.targets()) {
         const json = yield* service([...connection(baseUrl), "market", "capabilities", "--json"])
         assert.strictEqual(json.code, EXIT.ok, json.stderr)
         assert.propertyVal(parseJson(json.stdout), "schemaVersion", "market-data/domain/1")
+      }))
+
+    it.effect("prints no source identity or contact coordinate, as summary or as JSON", () =>
+      Effect.gen(function*() {
+        const { baseUrl } = yield* Target
+        const scan = yield* forbiddenValues
+        const outputs: Array<string> = []
+        for (const state of ["CDMX", "Zacatecas", "Sonora"]) {
+          for (const format of [["--json"], []]) {
+            const run = yield* service([...connection(baseUrl), "market", "suppliers", "search", "--state", state, "--limit", "50", ...format])
+            assert.strictEqual(run.code, EXIT.ok, run.stderr)
+            outputs.push(run.stdout, run.stderr)
+          }
+        }
+        const capabilities = yield* service([...connection(baseUrl), "market", "capabilities", "--json"])
+        outputs.push(capabilities.stdout)
+        assert.isAbove(scan.length, 100)
+        for (const output of outputs) for (const needle of scan) assert.notInclude(output, needle)
       }))
 
     it.effect("a server that is not listening exits with the connection code", () =>
