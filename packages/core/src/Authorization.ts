@@ -28,26 +28,6 @@ export const requireScope = (
     )
 
 /**
- * Succeeds with the person when a person (not a faceless key) with role owner or admin stands behind the call.
- *
- * @since 0.1.0 @category authorization
- */
-export const requireOwnerOrAdminPerson = (principal: Principal): Effect.Effect<Person, Forbidden> =>
-  Option.match(principal.person, {
-    onNone: () =>
-      Effect.fail(
-        new Forbidden({
-          reason: "person_required",
-          detail: "This action needs a person: API keys without an owner cannot perform it."
-        })
-      ),
-    onSome: (person) =>
-      principal.role === "owner" || principal.role === "admin"
-        ? Effect.succeed(person)
-        : Effect.fail(new Forbidden({ reason: "role_required", detail: "This action needs the owner or admin role." }))
-  })
-
-/**
  * Succeeds with the person behind the call; faceless principals are refused.
  *
  * @since 0.1.0 @category authorization
@@ -63,3 +43,14 @@ export const requirePerson = (principal: Principal): Effect.Effect<Person, Forbi
       ),
     onSome: Effect.succeed
   })
+
+/**
+ * Succeeds with the person when a person (not a faceless key) with role owner or admin stands behind the call.
+ *
+ * @since 0.1.0 @category authorization
+ */
+export const requireOwnerOrAdminPerson = (principal: Principal): Effect.Effect<Person, Forbidden> =>
+  Effect.flatMap(requirePerson(principal), (person) =>
+    principal.role === "owner" || principal.role === "admin"
+      ? Effect.succeed(person)
+      : Effect.fail(new Forbidden({ reason: "role_required", detail: "This action needs the owner or admin role." })))

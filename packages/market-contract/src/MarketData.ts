@@ -12,7 +12,6 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import { createHash } from "node:crypto"
 import { Corpus, type Publication, type SourceCoverage } from "./Corpus.js"
 import {
@@ -31,6 +30,7 @@ import {
 import { foldText } from "./internal/text.js"
 import { CONTRACT_VERSION, type CursorPayload, openCursor, openRecordRef, sealCursor, sealRecordRef } from "./internal/refs.js"
 import { resolveState, stateByCode } from "./internal/states.js"
+import { decodeSupplierRows, SUPPLIER_COLUMNS, type SupplierDbRow } from "./internal/supplierRows.js"
 import { type MarketDataRefusal, refuse } from "./MarketError.js"
 import type { GetSupplierInput, SearchSuppliersInput, SupplierRow } from "./Suppliers.js"
 
@@ -102,35 +102,6 @@ export class MarketData extends Context.Tag("@service/market-contract/MarketData
     }) => Effect.Effect<EnvelopeOf<R>, never, RequestContext>
   }
 >() {}
-
-const SupplierDbRow = Schema.Struct({
-  id: Schema.String,
-  snapshot_id: Schema.String,
-  fingerprint: Schema.String,
-  name: Schema.String,
-  legal_name: Schema.NullOr(Schema.String),
-  name_norm: Schema.String,
-  rfc: Schema.NullOr(Schema.String),
-  scian_code: Schema.NullOr(Schema.String),
-  scian_title: Schema.NullOr(Schema.String),
-  state_code: Schema.String,
-  municipality_code: Schema.NullOr(Schema.String),
-  municipality_name: Schema.NullOr(Schema.String),
-  employment_band: Schema.NullOr(Schema.String),
-  establishment_type: Schema.NullOr(Schema.String),
-  incorporated_on: Schema.NullOr(Schema.String),
-  has_phone: Schema.Boolean,
-  has_email: Schema.Boolean,
-  has_website: Schema.Boolean,
-  rank: Schema.optional(Schema.NullOr(Schema.Number))
-})
-type SupplierDbRow = typeof SupplierDbRow.Type
-const decodeSupplierRows = Schema.decodeUnknown(Schema.Array(SupplierDbRow))
-
-/** The columns every supplier read selects: nothing else leaves the table through this service. */
-const SUPPLIER_COLUMNS = `o.id::text AS id, o.snapshot_id, o.fingerprint, o.name, o.legal_name, o.name_norm, o.rfc,
-  o.scian_code, o.scian_title, o.state_code, o.municipality_code, o.municipality_name, o.employment_band,
-  o.establishment_type, o.incorporated_on, o.has_phone, o.has_email, o.has_website`
 
 const RFC_MORAL = /^[A-ZÑ&]{3}\d{6}[A-Z0-9]{3}$/
 const RFC_FISICA = /^[A-ZÑ&]{4}\d{6}[A-Z0-9]{3}$/

@@ -16,6 +16,7 @@ import * as Schema from "effect/Schema"
 import { Corpus } from "./Corpus.js"
 import { openRecordRef } from "./internal/refs.js"
 import { stateByCode } from "./internal/states.js"
+import { SUPPLIER_COLUMNS, SupplierDbRow } from "./internal/supplierRows.js"
 import { type MarketDataRefusal, refuse } from "./MarketError.js"
 import { Projection } from "./Projection.js"
 
@@ -60,28 +61,13 @@ export class ResearchBelt extends Context.Tag("@service/market-contract/Research
   }
 >() {}
 
-const Row = Schema.Struct({
-  id: Schema.String,
-  snapshot_id: Schema.String,
-  fingerprint: Schema.String,
-  name: Schema.String,
-  legal_name: Schema.NullOr(Schema.String),
-  rfc: Schema.NullOr(Schema.String),
-  scian_code: Schema.NullOr(Schema.String),
-  scian_title: Schema.NullOr(Schema.String),
-  state_code: Schema.String,
-  municipality_code: Schema.NullOr(Schema.String),
-  municipality_name: Schema.NullOr(Schema.String),
-  employment_band: Schema.NullOr(Schema.String),
-  has_phone: Schema.Boolean,
-  has_email: Schema.Boolean,
-  has_website: Schema.Boolean,
+const Row = SupplierDbRow.pipe(Schema.extend(Schema.Struct({
   source_slug: Schema.String,
   source_record_id: Schema.String,
   publisher: Schema.String,
   licence: Schema.String,
   retrieved_on: Schema.String
-})
+})))
 
 /** @since 0.1.0 @category constructors */
 export const make = Effect.gen(function*() {
@@ -108,9 +94,8 @@ export const make = Effect.gen(function*() {
         openRecordRef(ref).pipe(Effect.provideService(Crypto, crypto), Effect.option))
       const wanted = opened.flatMap((o) => (Option.isSome(o) ? [o.value] : []))
       const rows = Option.isNone(active) || wanted.length === 0 ? [] : yield* sql`
-        SELECT o.id::text AS id, o.snapshot_id, o.fingerprint, o.name, o.legal_name, o.rfc, o.scian_code, o.scian_title,
-               o.state_code, o.municipality_code, o.municipality_name, o.employment_band, o.has_phone, o.has_email,
-               o.has_website, o.source_slug, o.source_record_id, s.publisher, s.licence, o.retrieved_on::text AS retrieved_on
+        SELECT ${sql.literal(SUPPLIER_COLUMNS)}, o.source_slug, o.source_record_id, s.publisher, s.licence,
+               o.retrieved_on::text AS retrieved_on
         FROM market.supplier_observations o JOIN market.sources s ON s.slug = o.source_slug
         WHERE o.snapshot_id = ${active.value.snapshotId} AND s.licensed_for_display
           AND o.fingerprint IN ${sql.in(wanted.map((w) => w.f))}`.pipe(

@@ -1,0 +1,32 @@
+import * as Schema from "effect/Schema"
+
+/** A supplier observation as read from the warehouse (the columns of SUPPLIER_COLUMNS). */
+export const SupplierDbRow = Schema.Struct({
+  id: Schema.String,
+  snapshot_id: Schema.String,
+  fingerprint: Schema.String,
+  name: Schema.String,
+  legal_name: Schema.NullOr(Schema.String),
+  name_norm: Schema.String,
+  rfc: Schema.NullOr(Schema.String),
+  scian_code: Schema.NullOr(Schema.String),
+  scian_title: Schema.NullOr(Schema.String),
+  state_code: Schema.String,
+  municipality_code: Schema.NullOr(Schema.String),
+  municipality_name: Schema.NullOr(Schema.String),
+  employment_band: Schema.NullOr(Schema.String),
+  establishment_type: Schema.NullOr(Schema.String),
+  incorporated_on: Schema.NullOr(Schema.String),
+  has_phone: Schema.Boolean,
+  has_email: Schema.Boolean,
+  has_website: Schema.Boolean,
+  rank: Schema.optional(Schema.NullOr(Schema.Number))
+})
+export type SupplierDbRow = typeof SupplierDbRow.Type
+export const decodeSupplierRows = Schema.decodeUnknown(Schema.Array(SupplierDbRow))
+
+/** The columns every supplier read selects: nothing else leaves the table through this service. */
+export const SUPPLIER_COLUMNS = `o.id::text AS id, o.snapshot_id, o.fingerprint, o.name, o.legal_name, o.name_norm, o.rfc,
+  o.scian_code, o.scian_title, o.state_code, o.municipality_code, o.municipality_name, o.employment_band,
+  o.establishment_type, o.incorporated_on, o.has_phone, o.has_email, o.has_website`
+
