@@ -16,10 +16,9 @@
  * csv-parse's streaming parser; every data row yields exactly one result,
  * `Row` or `Reject` (with a reason), so accepted + rejected = data rows.
  */
-import { createReadStream } from "node:fs"
-import { pipeline } from "node:stream"
-import { parse } from "csv-parse"
 import { Data, Effect, Either, Option, ParseResult, Schema, Stream } from "effect"
+import * as csv from "./csv.js"
+import type { NumberedRecord } from "./csv.js"
 import { resolveMunicipality } from "./municipalities.js"
 import type { MunicipalityCatalog } from "./municipalities.js"
 import { classCodeForTitle, titleOf } from "./scian.js"
@@ -435,71 +434,10 @@ const mapRecord = (index: LayoutIndex, record: ReadonlyArray<string>, refs: Denu
 // Streaming
 
 /** What csv-parse emits with `info: true`. */
-const ParsedRecord = Schema.Struct({
-  record: Schema.Array(Schema.String),
-  info: Schema.Struct({ lines: Schema.Number, empty_lines: Schema.Number })
-})
-type ParsedRecord = typeof ParsedRecord.Type
-const decodeParsedRecord = Schema.decodeUnknownEither(ParsedRecord)
-
-interface NumberedRecord {
-  /** 1-based line on which the record starts. */
-  readonly line: number
-  readonly fields: ReadonlyArray<string>
-}
-
 const pair = <A, B>(a: A, b: B): readonly [A, B] => [a, b]
 
-const errorMessage = (e: unknown): string => (e instanceof Error ? e.message : String(e))
-
-/**
- * CSV records of a file with the line each starts on, streamed with
- * `fs.createReadStream` + csv-parse (BOM stripped, empty lines skipped,
- * variable field counts allowed so the mapper can reject such rows).
- */
 const csvRecords = (path: string): Stream.Stream<NumberedRecord, DenueSourceError> =>
-  Stream.acquireRelease(
-    Effect.sync(() => {
-      const source = createReadStream(path)
-      const parser = parse({ bom: true, info: true, relax_column_count: true, skip_empty_lines: true })
-      // pipeline forwards a read error (e.g. ENOENT) to the parser, which the iterator then throws.
-      pipeline(source, parser, () => undefined)
-      return { source, parser }
-    }),
-    ({ parser, source }) =>
-      Effect.sync(() => {
-        parser.destroy()
-        source.destroy()
-      })
-  ).pipe(
-    Stream.flatMap(({ parser }) =>
-      Stream.fromAsyncIterable<unknown, DenueSourceError>(
-        parser,
-        (e) => new DenueSourceError({ path, message: errorMessage(e) })
-      )
-    ),
-    Stream.mapAccumEffect(
-      { lastLine: 0, emptyLines: 0 },
-      (position, item): Effect.Effect<
-        readonly [{ lastLine: number; emptyLines: number }, NumberedRecord],
-        DenueSourceError
-      > =>
-        Either.match(decodeParsedRecord(item), {
-          onLeft: (error) =>
-            Effect.fail(
-              new DenueSourceError({
-                path,
-                message: `unexpected csv-parse output: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
-              })
-            ),
-          onRight: ({ info, record }: ParsedRecord) => {
-            // info.lines is the line a record ends on; it starts after the previous record and any skipped empty lines.
-            const line = position.lastLine + 1 + (info.empty_lines - position.emptyLines)
-            return Effect.succeed(pair({ lastLine: info.lines, emptyLines: info.empty_lines }, { line, fields: record }))
-          }
-        })
-    )
-  )
+  csv.csvRecords(path).pipe(Stream.mapError((error) => new DenueSourceError({ path, message: error.message })))
 
 /**
  * Stream the DENUE file at `path`: one `Row` or `Reject` per data row, in file
