@@ -17,7 +17,7 @@ const program = Effect.gen(function*() {
     if (entry.status === "opened") {
       const o = entry.observation
       yield* Console.log(
-        `  ${o.name.padEnd(48).slice(0, 48)} ${o.state.name.padEnd(12)} ${o.scian_code ?? "------"}  ` +
+        `  ${o.name.padEnd(48).slice(0, 48)} ${(o.state?.name ?? "-").padEnd(12)} ${o.scian_code ?? "------"}  ` +
           `${o.internal_provenance.publisher} ${o.internal_provenance.source_record_id}`
       )
     } else {

@@ -19,7 +19,7 @@ for (const target of TestDatabase.targets()) {
           assert.strictEqual(entry.status, "opened")
           if (entry.status === "opened") {
             assert.strictEqual(entry.observation.internal_provenance.publisher, "INEGI")
-            assert.isTrue(["26", "32"].includes(entry.observation.state.code))
+            assert.isTrue(["26", "32"].includes(entry.observation.state?.code ?? ""))
             assert.isTrue(entry.observation.scian_code?.startsWith("212") ?? false)
           }
         }

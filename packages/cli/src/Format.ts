@@ -63,8 +63,10 @@ const contactText = (presence: SupplierRow["contact_presence"]): string => {
   return channels.length === 0 ? "contact: none published" : `contact: ${channels.join(", ")}`
 }
 
-const placeText = (row: SupplierRow): string =>
-  row.municipality === null ? row.state.name : `${row.municipality.name}, ${row.state.name}`
+const placeText = (row: SupplierRow): string => {
+  const state = row.state?.name ?? "state not published"
+  return row.municipality === null ? state : `${row.municipality.name}, ${state}`
+}
 
 const scianText = (row: SupplierRow): string =>
   row.scian === null
@@ -127,7 +129,7 @@ export const supplierSummary = (envelope: SupplierEnvelope): string => {
     row.legal_name === null || row.legal_name === row.name ? row.name : `${row.name} (${row.legal_name})`,
     `  ${row.evidence_category_label}`,
     `  rfc: ${orDash(row.rfc)}`,
-    `  place: ${placeText(row)} (state ${row.state.code}${row.municipality === null ? "" : `, municipality ${row.municipality.code}`})`,
+    `  place: ${placeText(row)} (state ${row.state?.code ?? "-"}${row.municipality === null ? "" : `, municipality ${row.municipality.code}`})`,
     `  ${scianText(row)}`,
     `  employment: ${orDash(row.employment_band)} · type: ${orDash(row.establishment_type)} · incorporated: ${
       orDash(row.incorporated_on)

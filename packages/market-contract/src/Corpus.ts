@@ -14,6 +14,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { randomBytes } from "node:crypto"
 import { EvidenceCategory } from "./Envelope.js"
+import { type RecordKind, recordKinds } from "./internal/kinds.js"
 
 /** @since 0.1.0 @category models */
 export class SourceDefinition extends Schema.Class<SourceDefinition>("SourceDefinition")({
@@ -35,6 +36,7 @@ export interface Publication {
 /** @since 0.1.0 @category models */
 export interface SourceCoverage {
   readonly sourceSlug: string
+  readonly recordKind: RecordKind
   readonly evidenceCategory: EvidenceCategory
   readonly licensedForDisplay: boolean
   readonly rowCount: number
@@ -56,6 +58,13 @@ export class SnapshotNotLoading extends Data.TaggedError("SnapshotNotLoading")<{
 }
 
 /** @since 0.1.0 @category models */
+export interface SnapshotOptions {
+  readonly base?: "active" | "empty" | undefined
+  /** How long a publication of this snapshot stays fresh; past it, reads answer serving_projection_stale. */
+  readonly freshForSeconds?: number | undefined
+}
+
+/** @since 0.1.0 @category models */
 export interface SnapshotSummary {
   readonly id: string
   readonly status: "loading" | "active" | "retired"
@@ -74,8 +83,12 @@ export class Corpus extends Context.Tag("@service/market-contract/Corpus")<
   Corpus,
   {
     readonly registerSource: (source: SourceDefinition) => Effect.Effect<void>
-    readonly beginSnapshot: (options?: { readonly freshForSeconds?: number | undefined }) => Effect.Effect<string>
-    /** The snapshot a load should write into: the newest one still loading, or a new one. */
+    /**
+     * A new loading snapshot. By default it starts as a copy of the active publication (`base: "active"`), so a
+     * load adds to what is published; `base: "empty"` starts from nothing.
+     */
+    readonly beginSnapshot: (options?: SnapshotOptions) => Effect.Effect<string>
+    /** The snapshot a load should write into: the newest one still loading, or a new one based on the active one. */
     readonly loadingSnapshot: Effect.Effect<string>
     readonly assertLoading: (snapshotId: string) => Effect.Effect<void, SnapshotNotLoading>
     readonly publish: (snapshotId: string) => Effect.Effect<Publication, SnapshotNotLoading>
@@ -88,6 +101,7 @@ export class Corpus extends Context.Tag("@service/market-contract/Corpus")<
       readonly retrievedOn: string
       readonly accepted: number
       readonly rejected: number
+      readonly report?: unknown
     }) => Effect.Effect<void>
     readonly recordRejects: (
       snapshotId: string,
@@ -96,6 +110,15 @@ export class Corpus extends Context.Tag("@service/market-contract/Corpus")<
       rejects: ReadonlyArray<{ readonly line: number; readonly reason: string }>
     ) => Effect.Effect<void>
     readonly snapshots: Effect.Effect<ReadonlyArray<SnapshotSummary>>
+    /** Rows per record kind and source in a snapshot (counted live, so it works before publishing). */
+    readonly counts: (
+      snapshotId: string
+    ) => Effect.Effect<ReadonlyArray<{ readonly recordKind: RecordKind; readonly sourceSlug: string; readonly rows: number }>>
+    /** The first rejected rows of a snapshot's loads, by file and line. */
+    readonly rejects: (
+      snapshotId: string,
+      limit: number
+    ) => Effect.Effect<ReadonlyArray<{ readonly fileName: string; readonly line: number; readonly reason: string }>>
   }
 >() {}
 
@@ -107,6 +130,7 @@ const PublicationRow = Schema.Struct({
 
 const CoverageRow = Schema.Struct({
   source_slug: Schema.String,
+  record_kind: Schema.Literal("supplier_observation", "opportunity", "award", "risk_mark", "permit"),
   evidence_category: EvidenceCategory,
   licensed_for_display: Schema.Boolean,
   row_count: Schema.NumberFromString,
@@ -130,8 +154,6 @@ const LoadRow = Schema.Struct({
   rejected: Schema.Number
 })
 
-/** Tables of record kinds whose rows feed coverage; one entry per kind as the warehouse grows. */
-const observationTables = ["market.supplier_observations"] as const
 
 /** @since 0.1.0 @category constructors */
 export const make = Effect.gen(function*() {
@@ -146,19 +168,42 @@ export const make = Effect.gen(function*() {
       Effect.orDie
     )
 
-  const beginSnapshot = (options?: { readonly freshForSeconds?: number | undefined }) =>
+  /** Columns of a warehouse table other than its id, read from the catalog so copies follow migrations. */
+  const columnsOf = (table: string) =>
+    sql<{ column_name: string }>`SELECT column_name FROM information_schema.columns
+      WHERE table_schema = 'market' AND table_name = ${table} AND column_name <> 'id' ORDER BY ordinal_position`.pipe(
+      Effect.map((rows) => rows.map((r) => r.column_name))
+    )
+
+  const copyForward = (from: string, to: string) =>
+    Effect.forEach(recordKinds, ({ table }) =>
+      Effect.gen(function*() {
+        const columns = yield* columnsOf(table)
+        const target = columns.map((c) => `"${c}"`).join(", ")
+        const source = columns.map((c) => (c === "snapshot_id" ? "$1" : `"${c}"`)).join(", ")
+        yield* sql.unsafe(`INSERT INTO market.${table} (${target}) SELECT ${source} FROM market.${table} WHERE snapshot_id = $2`, [
+          to,
+          from
+        ])
+      }), { discard: true })
+
+  const beginSnapshot = (options?: SnapshotOptions) =>
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       const id = `snap_${new Date(now).toISOString().slice(0, 10).replaceAll("-", "")}_${randomBytes(4).toString("hex")}`
-      yield* sql`INSERT INTO market.snapshots (id, status, created_at, fresh_for_seconds)
-                 VALUES (${id}, 'loading', ${new Date(now)}, ${options?.freshForSeconds ?? null})`
+      const base = options?.base === "empty"
+        ? undefined
+        : (yield* sql<{ id: string }>`SELECT id FROM market.snapshots WHERE status = 'active'`)[0]?.id
+      yield* sql`INSERT INTO market.snapshots (id, status, created_at, fresh_for_seconds, base_snapshot_id)
+                 VALUES (${id}, 'loading', ${new Date(now)}, ${options?.freshForSeconds ?? null}, ${base ?? null})`
+      if (base !== undefined) yield* copyForward(base, id)
       return id
-    }).pipe(Effect.orDie)
+    }).pipe(sql.withTransaction, Effect.orDie, Effect.withSpan("Corpus.beginSnapshot"))
 
   const loadingSnapshot = Effect.gen(function*() {
     const rows = yield* sql<{ id: string }>`SELECT id FROM market.snapshots WHERE status = 'loading' ORDER BY created_at DESC, id DESC LIMIT 1`
     const first = rows[0]
-    return first === undefined ? yield* beginSnapshot() : first.id
+    return first === undefined ? yield* beginSnapshot({ base: "active" }) : first.id
   }).pipe(Effect.orDie)
 
   const statusOf = (snapshotId: string) =>
@@ -172,23 +217,46 @@ export const make = Effect.gen(function*() {
       status === "loading" ? Effect.void : Effect.fail(new SnapshotNotLoading({ snapshotId, status })))
 
   const computeCoverage = (snapshotId: string) =>
-    Effect.forEach(observationTables, (table) =>
-      sql`INSERT INTO market.coverage (snapshot_id, source_slug, evidence_category, licensed_for_display, row_count, visible_rows, oldest_retrieval, newest_retrieval)
-          SELECT o.snapshot_id, o.source_slug, s.evidence_category, s.licensed_for_display, count(*),
-                 CASE WHEN s.licensed_for_display THEN count(*) ELSE 0 END, min(o.retrieved_on), max(o.retrieved_on)
-          FROM ${sql(table)} o JOIN market.sources s ON s.slug = o.source_slug
+    Effect.forEach(recordKinds, ({ kind, table }) =>
+      sql`INSERT INTO market.coverage (snapshot_id, source_slug, record_kind, evidence_category, licensed_for_display, row_count, visible_rows, oldest_retrieval, newest_retrieval)
+          SELECT ${snapshotId}, o.source_slug, ${kind}, ${recordKinds.find((k) => k.kind === kind)?.category ?? "other_public_record"},
+                 s.licensed_for_display, count(*), CASE WHEN s.licensed_for_display THEN count(*) ELSE 0 END,
+                 min(o.retrieved_on), max(o.retrieved_on)
+          FROM ${sql(`market.${table}`)} o JOIN market.sources s ON s.slug = o.source_slug
           WHERE o.snapshot_id = ${snapshotId}
-          GROUP BY o.snapshot_id, o.source_slug, s.evidence_category, s.licensed_for_display
-          ON CONFLICT (snapshot_id, source_slug, evidence_category) DO UPDATE
+          GROUP BY o.source_slug, s.licensed_for_display
+          ON CONFLICT (snapshot_id, source_slug, record_kind) DO UPDATE
             SET row_count = EXCLUDED.row_count, visible_rows = EXCLUDED.visible_rows,
+                evidence_category = EXCLUDED.evidence_category, licensed_for_display = EXCLUDED.licensed_for_display,
                 oldest_retrieval = EXCLUDED.oldest_retrieval, newest_retrieval = EXCLUDED.newest_retrieval`, {
       discard: true
     })
+
+  /** Awards find their procedure, and procedures count their awards, once per publication. */
+  const linkAwards = (snapshotId: string) =>
+    Effect.gen(function*() {
+      yield* sql`UPDATE market.awards a SET opportunity_id = o.id
+        FROM market.opportunities o
+        WHERE a.snapshot_id = ${snapshotId} AND o.snapshot_id = ${snapshotId}
+          AND o.source_slug = a.source_slug AND o.source_record_id = a.opportunity_source_record_id
+          AND a.opportunity_id IS DISTINCT FROM o.id`
+      yield* sql`UPDATE market.opportunities o SET award_count = c.n
+        FROM (SELECT opportunity_id, count(*)::int AS n FROM market.awards
+              WHERE snapshot_id = ${snapshotId} AND opportunity_id IS NOT NULL GROUP BY opportunity_id) c
+        WHERE o.snapshot_id = ${snapshotId} AND o.id = c.opportunity_id AND o.award_count <> c.n`
+    })
+
+  /** Rows of retired publications are deleted; their snapshot records and load reports stay as history. */
+  const collectRetired = Effect.forEach(recordKinds, ({ table }) =>
+    sql`DELETE FROM ${sql(`market.${table}`)} WHERE snapshot_id IN (SELECT id FROM market.snapshots WHERE status = 'retired')`, {
+    discard: true
+  })
 
   const publish = (snapshotId: string) =>
     Effect.gen(function*() {
       yield* assertLoading(snapshotId)
       const now = new Date(yield* Clock.currentTimeMillis)
+      yield* linkAwards(snapshotId)
       yield* computeCoverage(snapshotId)
       yield* sql`UPDATE market.snapshots SET status = 'retired' WHERE status = 'active'`
       const rows = yield* sql`UPDATE market.snapshots SET status = 'active', published_at = ${now}
@@ -197,6 +265,8 @@ export const make = Effect.gen(function*() {
       return { snapshotId: row.id, publishedAt: row.published_at, freshForSeconds: row.fresh_for_seconds } satisfies Publication
     }).pipe(
       sql.withTransaction,
+      // After the swap has committed: readers never wait on the clean-up.
+      Effect.tap(() => collectRetired),
       Effect.catchTag("SqlError", Effect.die),
       Effect.withSpan("Corpus.publish", { attributes: { snapshotId } })
     )
@@ -213,14 +283,15 @@ export const make = Effect.gen(function*() {
   }).pipe(Effect.orDie)
 
   const coverage = (snapshotId: string) =>
-    sql`SELECT source_slug, evidence_category, licensed_for_display, row_count::text AS row_count,
+    sql`SELECT source_slug, record_kind, evidence_category, licensed_for_display, row_count::text AS row_count,
                visible_rows::text AS visible_rows, oldest_retrieval::text AS oldest_retrieval,
                newest_retrieval::text AS newest_retrieval
-        FROM market.coverage WHERE snapshot_id = ${snapshotId} ORDER BY evidence_category, source_slug`.pipe(
+        FROM market.coverage WHERE snapshot_id = ${snapshotId} ORDER BY evidence_category, source_slug, record_kind`.pipe(
       Effect.flatMap(Schema.decodeUnknown(Schema.Array(CoverageRow))),
       Effect.map((rows) =>
         rows.map((row): SourceCoverage => ({
           sourceSlug: row.source_slug,
+          recordKind: row.record_kind,
           evidenceCategory: row.evidence_category,
           licensedForDisplay: row.licensed_for_display,
           rowCount: row.row_count,
@@ -233,10 +304,12 @@ export const make = Effect.gen(function*() {
     )
 
   const recordLoad: Context.Tag.Service<Corpus>["recordLoad"] = (load) =>
-    sql`INSERT INTO market.source_loads (snapshot_id, source_slug, file_name, retrieved_on, accepted, rejected)
-        VALUES (${load.snapshotId}, ${load.sourceSlug}, ${load.fileName}, ${load.retrievedOn}, ${load.accepted}, ${load.rejected})
+    sql`INSERT INTO market.source_loads (snapshot_id, source_slug, file_name, retrieved_on, accepted, rejected, report)
+        VALUES (${load.snapshotId}, ${load.sourceSlug}, ${load.fileName}, ${load.retrievedOn}, ${load.accepted}, ${load.rejected},
+                ${JSON.stringify(load.report ?? {})}::jsonb)
         ON CONFLICT (snapshot_id, source_slug, file_name) DO UPDATE
-          SET accepted = EXCLUDED.accepted, rejected = EXCLUDED.rejected, retrieved_on = EXCLUDED.retrieved_on, loaded_at = now()`
+          SET accepted = EXCLUDED.accepted, rejected = EXCLUDED.rejected, retrieved_on = EXCLUDED.retrieved_on,
+              report = EXCLUDED.report, loaded_at = now()`
       .pipe(Effect.asVoid, Effect.orDie)
 
   const recordRejects: Context.Tag.Service<Corpus>["recordRejects"] = (snapshotId, sourceSlug, fileName, rejects) =>
@@ -265,7 +338,23 @@ export const make = Effect.gen(function*() {
     }))
   }).pipe(Effect.orDie)
 
+  const counts = (snapshotId: string) =>
+    Effect.forEach(recordKinds, ({ kind, table }) =>
+      sql<{ source_slug: string; rows: number }>`SELECT source_slug, count(*)::int AS rows FROM ${sql(`market.${table}`)}
+        WHERE snapshot_id = ${snapshotId} GROUP BY source_slug ORDER BY source_slug`.pipe(
+        Effect.map((rows) => rows.map((r) => ({ recordKind: kind, sourceSlug: r.source_slug, rows: r.rows })))
+      )).pipe(Effect.map((lists) => lists.flat()), Effect.orDie)
+
+  const rejects = (snapshotId: string, limit: number) =>
+    sql<{ file_name: string; line: number; reason: string }>`SELECT file_name, line, reason FROM market.load_rejects
+      WHERE snapshot_id = ${snapshotId} ORDER BY file_name, line LIMIT ${limit}`.pipe(
+      Effect.map((rows) => rows.map((r) => ({ fileName: r.file_name, line: r.line, reason: r.reason }))),
+      Effect.orDie
+    )
+
   return Corpus.of({
+    counts,
+    rejects,
     registerSource,
     beginSnapshot,
     loadingSnapshot,

@@ -10,7 +10,8 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { fileURLToPath } from "node:url"
 import { Corpus, type Publication, type SnapshotNotLoading } from "./Corpus.js"
-import { type LoadFailed, loadDenue, type LoadReport } from "./SupplierLoader.js"
+import { denueParser } from "./internal/denueParser.js"
+import { type LoadFailed, loadFile, type LoadReport } from "./Loader.js"
 
 /** @since 0.1.0 @category constants */
 export const dataDirectory: string = fileURLToPath(new URL("../../../data/mx/", import.meta.url))
@@ -33,9 +34,9 @@ export const loadAndPublish: Effect.Effect<
   SqlClient.SqlClient | Corpus | Crypto
 > = Effect.gen(function*() {
   const corpus = yield* Corpus
-  const snapshotId = yield* corpus.beginSnapshot()
+  const snapshotId = yield* corpus.beginSnapshot({ base: "empty" })
   const reports = yield* Effect.forEach(supplierFiles, (file) =>
-    loadDenue(file.path, { snapshotId, retrievedOn: file.retrievedOn }))
+    loadFile(denueParser, file.path, { snapshotId, retrievedOn: file.retrievedOn }))
   const publication = yield* corpus.publish(snapshotId)
   return { publication, reports }
 })

@@ -137,7 +137,7 @@ const abstractCoverage = (
       evidenceCategoryLabel: evidenceCategoryLabels[category],
       licensedForDisplay: licensed.length > 0,
       visibleRows: licensed.reduce((sum, r) => sum + r.visibleRows, 0),
-      sourceCount: licensed.length,
+      sourceCount: new Set(licensed.map((r) => r.sourceSlug)).size,
       freshness: {
         oldestRetrieval: dates[0] ?? null,
         newestRetrieval: dates[dates.length - 1] ?? null,
@@ -248,7 +248,7 @@ export const make = Effect.gen(function*() {
         provideCrypto,
         Effect.orDie
       )
-      const state = stateByCode(row.state_code)
+      const state = row.state_code === null ? undefined : stateByCode(row.state_code)
       const supplier: SupplierRow = {
         evidence_category: "supplier_or_organization_evidence",
         evidence_category_label: evidenceCategoryLabels.supplier_or_organization_evidence,
@@ -258,7 +258,7 @@ export const make = Effect.gen(function*() {
         legal_name: row.legal_name,
         rfc: row.rfc,
         scian: row.scian_code === null ? null : { code: row.scian_code, title: row.scian_title },
-        state: { code: row.state_code, name: state?.name ?? row.state_code },
+        state: row.state_code === null ? null : { code: row.state_code, name: state?.name ?? row.state_code },
         municipality: row.municipality_code === null
           ? null
           : { code: row.municipality_code, name: row.municipality_name ?? row.municipality_code },
@@ -566,7 +566,7 @@ export const make = Effect.gen(function*() {
       if (requested.includes("states")) {
         const rows = yield* sql<{ state_code: string; n: number }>`
           SELECT o.state_code, count(*)::int AS n FROM market.supplier_observations o
-          WHERE o.snapshot_id = ${publication.snapshotId} AND ${licensedSources}
+          WHERE o.snapshot_id = ${publication.snapshotId} AND ${licensedSources} AND o.state_code IS NOT NULL
           GROUP BY o.state_code ORDER BY o.state_code`.pipe(Effect.orDie)
         values.states = rows.map((r) => ({
           value: r.state_code,

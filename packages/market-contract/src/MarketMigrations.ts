@@ -4,12 +4,14 @@
  * @since 0.1.0
  */
 import warehouse from "./migrations/0001_warehouse.js"
+import recordKinds from "./migrations/0002_record_kinds.js"
 
 /** @since 0.1.0 @category migrations */
 export const migrations = {
   name: "market",
   dependsOn: ["storage", "core"],
   migrations: {
-    "0001_warehouse": warehouse
+    "0001_warehouse": warehouse,
+    "0002_record_kinds": recordKinds
   }
 } as const

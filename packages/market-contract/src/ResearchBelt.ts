@@ -31,7 +31,7 @@ export const BeltObservation = Schema.Struct({
   rfc: Schema.NullOr(Schema.String),
   scian_code: Schema.NullOr(Schema.String),
   scian_title: Schema.NullOr(Schema.String),
-  state: Schema.Struct({ code: Schema.String, name: Schema.String }),
+  state: Schema.NullOr(Schema.Struct({ code: Schema.String, name: Schema.String })),
   municipality: Schema.NullOr(Schema.Struct({ code: Schema.String, name: Schema.NullOr(Schema.String) })),
   employment_band: Schema.NullOr(Schema.String),
   contact_presence: Schema.Struct({ has_phone: Schema.Boolean, has_email: Schema.Boolean, has_website: Schema.Boolean }),
@@ -117,7 +117,9 @@ export const make = Effect.gen(function*() {
             rfc: row.rfc,
             scian_code: row.scian_code,
             scian_title: row.scian_title,
-            state: { code: row.state_code, name: stateByCode(row.state_code)?.name ?? row.state_code },
+            state: row.state_code === null
+              ? null
+              : { code: row.state_code, name: stateByCode(row.state_code)?.name ?? row.state_code },
             municipality: row.municipality_code === null ? null : { code: row.municipality_code, name: row.municipality_name },
             employment_band: row.employment_band,
             contact_presence: { has_phone: row.has_phone, has_email: row.has_email, has_website: row.has_website },

@@ -95,7 +95,7 @@ export const SupplierRow = Schema.Struct({
   legal_name: Schema.NullOr(Schema.String),
   rfc: Schema.NullOr(Schema.String),
   scian: Schema.NullOr(Schema.Struct({ code: Schema.String, title: Schema.NullOr(Schema.String) })),
-  state: CodeName,
+  state: Schema.NullOr(CodeName),
   municipality: Schema.NullOr(CodeName),
   employment_band: Schema.NullOr(Schema.String),
   establishment_type: Schema.NullOr(Schema.String),

@@ -71,7 +71,7 @@ for (const target of TestDatabase.targets()) {
         assert.strictEqual(envelope.schemaVersion, "market-data/domain/1")
         assert.strictEqual(envelope.interpretedRequest.request["state"], "09")
         assert.deepStrictEqual(envelope.interpretedRequest.normalizations.map((n) => n.field), ["state"])
-        assert.isTrue(envelope.results.every((row) => row.state.code === "09"))
+        assert.isTrue(envelope.results.every((row) => row.state?.code === "09"))
         // The six API-layout restaurants in Benito Juárez are CDMX observations.
         assert.isTrue(envelope.results.some((row) => row.municipality?.code === "09014"))
         assert.strictEqual(yield* refusalCode(market.searchSuppliers({ state: "Distrto Federall" })), "unknown_state")

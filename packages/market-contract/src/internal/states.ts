@@ -234,3 +234,7 @@ export const resolveState = (input: string): StateResolution => {
 
 /** The state row for an INEGI key ("01".."32"), if any. */
 export const stateByCode = (code: string): StateRow | undefined => byCode.get(code)
+
+/** Every recognized spelling (as its compact folded key) with the state code it resolves to. */
+export const stateAliasKeys = (): ReadonlyArray<readonly [key: string, code: string]> =>
+  [...lookup.entries()].map(([key, hit]) => [key, hit.code] as const)

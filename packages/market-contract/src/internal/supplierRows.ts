@@ -11,7 +11,7 @@ export const SupplierDbRow = Schema.Struct({
   rfc: Schema.NullOr(Schema.String),
   scian_code: Schema.NullOr(Schema.String),
   scian_title: Schema.NullOr(Schema.String),
-  state_code: Schema.String,
+  state_code: Schema.NullOr(Schema.String),
   municipality_code: Schema.NullOr(Schema.String),
   municipality_name: Schema.NullOr(Schema.String),
   employment_band: Schema.NullOr(Schema.String),
