@@ -38,6 +38,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
+import * as CorpusCli from "./CorpusCli.js"
 import * as Failure from "./Failure.js"
 import * as Format from "./Format.js"
 
@@ -250,7 +251,7 @@ const rootDescription = [
  */
 export const command = service.pipe(
   Command.withDescription(rootDescription),
-  Command.withSubcommands([market])
+  Command.withSubcommands([market, CorpusCli.command])
 )
 
 const cli = Command.run(command, { name: "service", version })

@@ -71,6 +71,10 @@ export type Failure = Data.TaggedEnum<{
   Unexpected: {
     readonly message: string
   }
+  /** A command whose arguments make no sense for the current state (e.g. nothing to publish). */
+  Invalid: {
+    readonly message: string
+  }
 }>
 
 /** Constructors and matchers of {@link Failure}. @since 0.1.0 @category constructors */
@@ -79,7 +83,7 @@ export const Failure = Data.taggedEnum<Failure>()
 /** @since 0.1.0 @category guards */
 export const isFailure = (u: unknown): u is Failure =>
   Failure.$is("Refused")(u) || Failure.$is("Denied")(u) || Failure.$is("Unreachable")(u) ||
-  Failure.$is("Unexpected")(u)
+  Failure.$is("Unexpected")(u) || Failure.$is("Invalid")(u)
 
 /**
  * The exit code of a failure.
@@ -90,8 +94,15 @@ export const exitCode: (failure: Failure) => ExitCode = Failure.$match({
   Refused: () => ExitCode.refused,
   Denied: () => ExitCode.denied,
   Unreachable: () => ExitCode.unreachable,
-  Unexpected: () => ExitCode.unexpected
+  Unexpected: () => ExitCode.unexpected,
+  Invalid: () => ExitCode.usage
 })
+
+/** @since 0.1.0 @category constructors */
+export const usage = (message: string): Failure => Failure.Invalid({ message })
+
+/** @since 0.1.0 @category constructors */
+export const unexpected = (message: string): Failure => Failure.Unexpected({ message })
 
 const statusOf = (error: { readonly market_data: MarketDataBlock }): number =>
   error instanceof MarketDataNotFound

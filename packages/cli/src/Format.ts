@@ -4,6 +4,8 @@
  *
  * @since 0.1.0
  */
+import type { Publication, SnapshotSummary } from "@service/market-contract/Corpus"
+import type { LoadReport } from "@service/market-contract/Loader"
 import type * as Operations from "@service/market-contract/Operations"
 import type { SemanticWarning } from "@service/market-contract/Envelope"
 import type { SupplierRow } from "@service/market-contract/Suppliers"
@@ -228,5 +230,60 @@ export const failure = (value: Failure): string => {
       ].join("\n")
     case "Unexpected":
       return `error: ${value.message}`
+    case "Invalid":
+      return `error: ${value.message}`
   }
+}
+
+/**
+ * What a `corpus load` did, per file: rows accepted and rejected (with the first reasons), records written per
+ * kind, currency spellings mapped.
+ *
+ * @since 0.1.0 @category formatting
+ */
+export const loadSummary = (
+  snapshotId: string,
+  reports: ReadonlyArray<LoadReport>,
+  published: Publication | undefined
+): string => {
+  const lines: Array<string> = [`snapshot ${snapshotId}`]
+  for (const r of reports) {
+    const records = Object.entries(r.records).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(", ")
+    lines.push(
+      `${r.file} (${r.kind} -> ${r.sourceSlug}, retrieved ${r.retrievedOn}): ${r.accepted} accepted, ${r.rejected} rejected, ${r.inserted} new records`
+    )
+    if (records.length > 0) lines.push(`  records: ${records}`)
+    for (const m of r.currencyMappings) lines.push(`  currency ${m.reported} loaded as ${m.code} (${m.count} records)`)
+    for (const reject of r.rejects.slice(0, 5)) lines.push(`  rejected line ${reject.line}: ${reject.reason}`)
+    if (r.rejects.length > 5) lines.push(`  ... ${r.rejects.length - 5} more rejects (service corpus status)`)
+  }
+  lines.push(published === undefined ? "not published yet: service corpus publish" : `published at ${published.publishedAt.toISOString()}`)
+  return lines.join("\n")
+}
+
+/**
+ * Snapshots with their rows per source and kind, loads and first rejects.
+ *
+ * @since 0.1.0 @category formatting
+ */
+export const statusSummary = (
+  snapshots: ReadonlyArray<SnapshotSummary>,
+  details: ReadonlyArray<{
+    readonly snapshot: SnapshotSummary
+    readonly counts: ReadonlyArray<{ readonly recordKind: string; readonly sourceSlug: string; readonly rows: number }>
+    readonly rejects: ReadonlyArray<{ readonly fileName: string; readonly line: number; readonly reason: string }>
+  }>
+): string => {
+  if (snapshots.length === 0) return "no snapshots yet: service corpus load <kind> <files...>"
+  const lines: Array<string> = []
+  for (const d of details) {
+    const s = d.snapshot
+    lines.push(`${s.id}  ${s.status}${s.publishedAt === null ? "" : `  published ${s.publishedAt.toISOString()}`}`)
+    for (const c of d.counts) lines.push(`  ${c.recordKind.padEnd(21)} ${c.sourceSlug.padEnd(16)} ${c.rows}`)
+    for (const l of s.loads) lines.push(`  load ${l.fileName}: ${l.accepted} accepted, ${l.rejected} rejected`)
+    for (const r of d.rejects) lines.push(`  reject ${r.fileName}:${r.line} ${r.reason}`)
+  }
+  const retired = snapshots.filter((s) => s.status === "retired").length
+  if (retired > 0) lines.push(`${retired} retired snapshot(s)`)
+  return lines.join("\n")
 }

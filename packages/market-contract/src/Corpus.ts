@@ -92,6 +92,8 @@ export class Corpus extends Context.Tag("@service/market-contract/Corpus")<
     readonly loadingSnapshot: Effect.Effect<string>
     readonly assertLoading: (snapshotId: string) => Effect.Effect<void, SnapshotNotLoading>
     readonly publish: (snapshotId: string) => Effect.Effect<Publication, SnapshotNotLoading>
+    /** Sets (or clears, with null) how long a publication of the snapshot stays fresh. */
+    readonly setFreshness: (snapshotId: string, freshForSeconds: number | null) => Effect.Effect<void, SnapshotNotLoading>
     readonly active: Effect.Effect<Option.Option<Publication>>
     readonly coverage: (snapshotId: string) => Effect.Effect<ReadonlyArray<SourceCoverage>>
     readonly recordLoad: (load: {
@@ -352,7 +354,14 @@ export const make = Effect.gen(function*() {
       Effect.orDie
     )
 
+  const setFreshness = (snapshotId: string, freshForSeconds: number | null) =>
+    Effect.zipRight(
+      assertLoading(snapshotId),
+      sql`UPDATE market.snapshots SET fresh_for_seconds = ${freshForSeconds} WHERE id = ${snapshotId}`.pipe(Effect.asVoid, Effect.orDie)
+    )
+
   return Corpus.of({
+    setFreshness,
     counts,
     rejects,
     registerSource,

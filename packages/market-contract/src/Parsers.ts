@@ -3,6 +3,7 @@
  *
  * @since 0.1.0
  */
+import { creParser } from "./internal/cre.js"
 import { denueParser } from "./internal/denueParser.js"
 import type { SourceParser } from "./internal/parser.js"
 
@@ -10,7 +11,7 @@ import type { SourceParser } from "./internal/parser.js"
 export type { SourceParser } from "./internal/parser.js"
 
 /** @since 0.1.0 @category parsers */
-export const all: ReadonlyArray<SourceParser> = [denueParser]
+export const all: ReadonlyArray<SourceParser> = [denueParser, creParser]
 
 /** @since 0.1.0 @category parsers */
 export const kinds: ReadonlyArray<string> = all.map((p) => p.kind)

@@ -7,6 +7,7 @@ describe("amounts", () => {
     assert.strictEqual(parseDecimal("$ 15000"), "15000")
     assert.strictEqual(parseDecimal("0.10"), "0.1")
     assert.strictEqual(parseDecimal("007"), "7")
+    assert.strictEqual(parseDecimal("1.77E-2"), "0.0177")
     assert.strictEqual(parseDecimal(62000), "62000")
     assert.strictEqual(parseDecimal(1234.56), "1234.56")
     assert.isUndefined(parseDecimal("12a"))

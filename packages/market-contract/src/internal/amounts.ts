@@ -12,6 +12,8 @@ export const parseDecimal = (input: string | number | null | undefined): string 
     return shortestDecimal(input)
   }
   const cleaned = input.trim().replace(/^\$\s*/, "").replace(/[\s,]/g, "")
+  // Spreadsheet exports write small values in exponent form ("1.77E-2").
+  if (/^-?\d+(\.\d+)?[eE][-+]?\d+$/.test(cleaned)) return shortestDecimal(Number(cleaned))
   if (!/^-?\d+(\.\d+)?$/.test(cleaned)) return undefined
   // Binary-float artefacts (more than 15 significant digits) are rounded to what the publisher typed.
   const digits = cleaned.replace(/^-/, "").replace(".", "").replace(/^0+/, "")

@@ -1,0 +1,160 @@
+/**
+ * `service corpus ...`: operator commands that load, publish and inspect the market corpus. They work on the
+ * database directly (DATABASE_URL, or the embedded database in SERVICE_DATA_DIR), not through the HTTP API:
+ *
+ * ```text
+ * service corpus load <kind> <files...> [--retrieved-on YYYY-MM-DD] [--snapshot ID] [--publish] [--json]
+ * service corpus publish [--snapshot ID] [--fresh-for-days N]
+ * service corpus status [--json]
+ * service corpus generate --scale N [--seed S] [--publish]
+ * ```
+ *
+ * The embedded database is single-process: stop a running server on the same SERVICE_DATA_DIR first.
+ *
+ * @since 0.1.0
+ */
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as CoreMigrations from "@service/core/CoreMigrations"
+import * as LocalKeys from "@service/core/LocalKeys"
+import * as Catalogs from "@service/market-contract/Catalogs"
+import { Corpus } from "@service/market-contract/Corpus"
+import * as Loader from "@service/market-contract/Loader"
+import * as MarketLayer from "@service/market-contract/MarketLayer"
+import * as MarketMigrations from "@service/market-contract/MarketMigrations"
+import * as Parsers from "@service/market-contract/Parsers"
+import * as Database from "@service/storage/Database"
+import * as Migrations from "@service/storage/Migrations"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { statSync } from "node:fs"
+import * as Failure from "./Failure.js"
+import * as Format from "./Format.js"
+import * as Progress from "./Progress.js"
+
+/** The corpus services over the configured database, migrated. @since 0.1.0 @category layers */
+export const layer = MarketLayer.layer.pipe(
+  Layer.provideMerge(LocalKeys.layer),
+  Layer.provideMerge(Migrations.layer([CoreMigrations.migrations, MarketMigrations.migrations])),
+  Layer.provideMerge(Database.layerFromConfig)
+)
+
+const withCorpus = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  effect.pipe(
+    Effect.provide(layer),
+    Effect.catchAll((error) =>
+      Failure.isFailure(error)
+        ? Effect.fail(error)
+        : Effect.fail(Failure.unexpected(error instanceof Error ? error.message : String(error)))
+    )
+  )
+
+const json = Options.boolean("json").pipe(Options.withDescription("Print the result as JSON."))
+
+const isoDate = (date: Date) => date.toISOString().slice(0, 10)
+
+const snapshotOption = Options.text("snapshot").pipe(
+  Options.withDescription("Snapshot id to write into or publish (default: the newest loading snapshot)."),
+  Options.optional
+)
+
+const load = Command.make(
+  "load",
+  {
+    kind: Args.choice(Parsers.kinds.map((k) => [k, k] as const), { name: "kind" }).pipe(
+      Args.withDescription(`The source format: ${Parsers.all.map((p) => `${p.kind} (${p.description})`).join("; ")}.`)
+    ),
+    files: Args.file({ name: "files", exists: "yes" }).pipe(Args.atLeast(1)),
+    retrievedOn: Options.text("retrieved-on").pipe(
+      Options.withDescription("When the files were retrieved from their publisher, YYYY-MM-DD (default: each file's modification date)."),
+      Options.optional
+    ),
+    snapshot: snapshotOption,
+    publish: Options.boolean("publish").pipe(Options.withDescription("Publish the snapshot after loading.")),
+    json
+  },
+  (opts) =>
+    withCorpus(Effect.gen(function*() {
+      const parser = Parsers.byKind(opts.kind)
+      if (parser === undefined) return yield* Effect.fail(Failure.unexpected(`unknown kind ${opts.kind}`))
+      const retrievedOn = Option.getOrUndefined(opts.retrievedOn)
+      if (retrievedOn !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(retrievedOn)) {
+        return yield* Effect.fail(Failure.usage("--retrieved-on must be a date, YYYY-MM-DD"))
+      }
+      const corpus = yield* Corpus
+      yield* Catalogs.ensureLoaded
+      const snapshotId = Option.isSome(opts.snapshot) ? opts.snapshot.value : yield* corpus.loadingSnapshot
+      const reports: Array<Loader.LoadReport> = []
+      for (const file of opts.files) {
+        const total = yield* parser.countDataRows(file).pipe(Effect.option)
+        const bar = Progress.make(file.split("/").pop() ?? file, Option.getOrUndefined(total))
+        const report = yield* Loader.loadFile(parser, file, {
+          snapshotId,
+          retrievedOn: retrievedOn ?? isoDate(statSync(file).mtime),
+          onProgress: ({ rows }) => bar.update(rows)
+        })
+        yield* bar.finish(`${report.accepted} accepted, ${report.rejected} rejected`)
+        reports.push(report)
+      }
+      const published = opts.publish ? Option.some(yield* corpus.publish(snapshotId)) : Option.none()
+      yield* Console.log(
+        opts.json
+          ? Format.json({ snapshotId, reports, published: Option.getOrNull(published) })
+          : Format.loadSummary(snapshotId, reports, Option.getOrUndefined(published))
+      )
+    }))
+).pipe(Command.withDescription("Load source files into the loading snapshot (streamed, idempotent, every reject logged)."))
+
+const publish = Command.make(
+  "publish",
+  {
+    snapshot: snapshotOption,
+    freshForDays: Options.integer("fresh-for-days").pipe(
+      Options.withDescription("Declare how long the publication stays fresh; past it reads answer serving_projection_stale."),
+      Options.optional
+    )
+  },
+  (opts) =>
+    withCorpus(Effect.gen(function*() {
+      const corpus = yield* Corpus
+      const snapshots = yield* corpus.snapshots
+      const snapshotId = Option.isSome(opts.snapshot)
+        ? opts.snapshot.value
+        : snapshots.find((s) => s.status === "loading")?.id
+      if (snapshotId === undefined) return yield* Effect.fail(Failure.usage("there is no loading snapshot to publish"))
+      if (Option.isSome(opts.freshForDays)) yield* corpus.setFreshness(snapshotId, opts.freshForDays.value * 86_400)
+      const publication = yield* corpus.publish(snapshotId).pipe(
+        Effect.mapError((error) => Failure.usage(error.message))
+      )
+      yield* Console.log(`published ${publication.snapshotId} at ${publication.publishedAt.toISOString()}`)
+    }))
+).pipe(Command.withDescription("Make a loading snapshot the active serving projection (atomically)."))
+
+const status = Command.make("status", { json }, (opts) =>
+  withCorpus(Effect.gen(function*() {
+    const corpus = yield* Corpus
+    const snapshots = yield* corpus.snapshots
+    const current = snapshots.filter((s) => s.status !== "retired")
+    const details = yield* Effect.forEach(current, (s) =>
+      Effect.all({ counts: corpus.counts(s.id), rejects: corpus.rejects(s.id, 10) }).pipe(
+        Effect.map((d) => ({ snapshot: s, ...d }))
+      ))
+    yield* Console.log(
+      opts.json
+        ? Format.json({ snapshots: snapshots.map((s) => ({ ...s })), details })
+        : Format.statusSummary(snapshots, details)
+    )
+  }))).pipe(Command.withDescription("Snapshots, rows per source and record kind, load counts and rejects."))
+
+/**
+ * The `corpus` command group.
+ *
+ * @since 0.1.0 @category commands
+ */
+export const command = Command.make("corpus").pipe(
+  Command.withDescription("Operator commands on the market corpus (direct database access)."),
+  Command.withSubcommands([load, publish, status])
+)
