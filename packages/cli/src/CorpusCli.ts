@@ -69,7 +69,9 @@ const load = Command.make(
     ),
     files: Args.file({ name: "files", exists: "yes" }).pipe(Args.atLeast(1)),
     retrievedOn: Options.text("retrieved-on").pipe(
-      Options.withDescription("When the files were retrieved from their publisher, YYYY-MM-DD (default: each file's modification date)."),
+      Options.withDescription(
+        "When the files were retrieved from their publisher, YYYY-MM-DD (default: the date the file says it is current to, else its modification date)."
+      ),
       Options.optional
     ),
     snapshot: snapshotOption,
@@ -91,9 +93,12 @@ const load = Command.make(
       for (const file of opts.files) {
         const total = yield* parser.countDataRows(file).pipe(Effect.option)
         const bar = Progress.make(file.split("/").pop() ?? file, Option.getOrUndefined(total))
+        const statedAsOf = parser.publishedAsOf === undefined
+          ? Option.none<string>()
+          : yield* parser.publishedAsOf(file).pipe(Effect.orElseSucceed(() => Option.none<string>()))
         const report = yield* Loader.loadFile(parser, file, {
           snapshotId,
-          retrievedOn: retrievedOn ?? isoDate(statSync(file).mtime),
+          retrievedOn: retrievedOn ?? Option.getOrElse(statedAsOf, () => isoDate(statSync(file).mtime)),
           onProgress: ({ rows }) => bar.update(rows)
         })
         yield* bar.finish(`${report.accepted} accepted, ${report.rejected} rejected`)

@@ -1,6 +1,9 @@
 /**
- * The demo corpus committed in the repository (data/mx), loaded on an empty database by `npm start` and by
- * tests. Retrieval dates are those of the copies the files were taken from (data/mx/README.md).
+ * The demo corpus committed in the repository (data/mx): a curated selection of the real public samples that
+ * covers every record kind and keeps cross-source links (RFC GTA140724H10 is an OCDS awardee and a SAT 69-B
+ * listing; DENUE establishments and CompraNet suppliers whose names also appear on SAT and SFP lists). Loaded by
+ * `npm start` on an empty database and by tests. The 2022 SAT "listado completo" is left out: it is an older
+ * snapshot of the same lists (it still loads with `service corpus load sat69b`).
  *
  * @since 0.1.0
  */
@@ -9,22 +12,52 @@ import type { Crypto } from "@service/core/Crypto"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { fileURLToPath } from "node:url"
+import * as Catalogs from "./Catalogs.js"
 import { Corpus, type Publication, type SnapshotNotLoading } from "./Corpus.js"
-import { denueParser } from "./internal/denueParser.js"
-import { type LoadFailed, loadFile, type LoadReport } from "./Loader.js"
+import { LoadFailed, loadFile, type LoadReport } from "./Loader.js"
+import * as Parsers from "./Parsers.js"
 
 /** @since 0.1.0 @category constants */
 export const dataDirectory: string = fileURLToPath(new URL("../../../data/mx/", import.meta.url))
 
-/** @since 0.1.0 @category constants */
-export const supplierFiles: ReadonlyArray<{ readonly path: string; readonly retrievedOn: string }> = [
-  { path: `${dataDirectory}suppliers/denue_inegi_21_mineria_sample.csv`, retrievedOn: "2018-11-27" },
-  { path: `${dataDirectory}suppliers/denue_descarga_aguascalientes_sample.csv`, retrievedOn: "2018-11-27" },
-  { path: `${dataDirectory}suppliers/denue_api_cdmx_restaurantes_sample.csv`, retrievedOn: "2019-05-25" }
+/**
+ * Each demo file with its parser kind and, where the file does not state it, the date the sample was taken
+ * from its publisher (data/mx/README.md).
+ *
+ * @since 0.1.0 @category constants
+ */
+export const files: ReadonlyArray<{ readonly kind: string; readonly path: string; readonly retrievedOn?: string }> = [
+  { kind: "denue", path: "suppliers/denue_inegi_21_mineria_sample.csv", retrievedOn: "2018-11-27" },
+  { kind: "denue", path: "suppliers/denue_descarga_aguascalientes_sample.csv", retrievedOn: "2018-11-27" },
+  { kind: "denue", path: "suppliers/denue_api_cdmx_restaurantes_sample.csv", retrievedOn: "2019-05-25" },
+  { kind: "compranet", path: "procurement/compranet_contratos_2010_2012_sample.csv", retrievedOn: "2015-05-14" },
+  { kind: "compranet", path: "procurement/compranet_contratos_2013_sample.csv", retrievedOn: "2015-05-14" },
+  { kind: "compranet", path: "procurement/compranet_contratos_2014_sample.csv", retrievedOn: "2015-05-14" },
+  { kind: "compranet", path: "procurement/compranet_contratos_2015_sample.csv", retrievedOn: "2015-05-14" },
+  { kind: "ocds", path: "procurement/ocds_apf_contrataciones_abiertas_records_sample.json", retrievedOn: "2018-11-24" },
+  { kind: "ocds", path: "procurement/ocds_inai_releases_sample.json", retrievedOn: "2018-11-24" },
+  { kind: "ocds", path: "procurement/ocds_cdmx_sefin_records_sample.json", retrievedOn: "2018-11-24" },
+  { kind: "ocds", path: "procurement/ocds_cdmx_sefin_releases_sample.json", retrievedOn: "2018-11-24" },
+  { kind: "ocds", path: "procurement/ocds_gacm_naicm_records_sample.json", retrievedOn: "2018-11-24" },
+  { kind: "ocds", path: "procurement/ocds_gacm_naicm_releases_sample.json", retrievedOn: "2018-11-24" },
+  { kind: "ocds", path: "procurement/ocds_jalisco_record_packages_sample.json", retrievedOn: "2018-11-24" },
+  { kind: "ocds", path: "procurement/ocds_jalisco_release_packages_sample.json", retrievedOn: "2018-11-24" },
+  { kind: "sat69b", path: "risks/sat_69b_definitivos_2026-01-31_sample.csv" },
+  { kind: "sat69b", path: "risks/sat_69b_presuntos_2026-01-31_sample.csv" },
+  { kind: "sat69b", path: "risks/sat_69b_desvirtuados_2026-01-31_sample.csv" },
+  { kind: "sat69b", path: "risks/sat_69b_bis_global_definitivo_2025-06-13_sample.csv" },
+  { kind: "sfp", path: "risks/sfp_proveedores_contratistas_sancionados_2021-01-14_sample.csv" },
+  { kind: "cre", path: "permits/cre_permisos_generacion_administrados_2016-06-30_sample.csv" },
+  { kind: "cre", path: "permits/cre_permisos_generacion_terminados_2016-06-30_sample.csv" }
 ]
 
+/** The DENUE files alone (the supplier slice). @since 0.1.0 @category constants */
+export const supplierFiles: ReadonlyArray<{ readonly path: string; readonly retrievedOn: string }> = files
+  .filter((f) => f.kind === "denue")
+  .map((f) => ({ path: `${dataDirectory}${f.path}`, retrievedOn: f.retrievedOn ?? "" }))
+
 /**
- * Loads every demo file into a new snapshot and publishes it.
+ * Loads every demo file into a new snapshot (with the reference catalogs) and publishes it.
  *
  * @since 0.1.0 @category loaders
  */
@@ -34,9 +67,20 @@ export const loadAndPublish: Effect.Effect<
   SqlClient.SqlClient | Corpus | Crypto
 > = Effect.gen(function*() {
   const corpus = yield* Corpus
+  yield* Catalogs.ensureLoaded
   const snapshotId = yield* corpus.beginSnapshot({ base: "empty" })
-  const reports = yield* Effect.forEach(supplierFiles, (file) =>
-    loadFile(denueParser, file.path, { snapshotId, retrievedOn: file.retrievedOn }))
+  const reports = yield* Effect.forEach(files, (file) =>
+    Effect.gen(function*() {
+      const parser = Parsers.byKind(file.kind)
+      if (parser === undefined) return yield* new LoadFailed({ file: file.path, reason: `no parser for ${file.kind}` })
+      const path = `${dataDirectory}${file.path}`
+      const stated = file.retrievedOn !== undefined || parser.publishedAsOf === undefined
+        ? Option.none<string>()
+        : yield* parser.publishedAsOf(path).pipe(Effect.orElseSucceed(() => Option.none<string>()))
+      const retrievedOn = file.retrievedOn ?? Option.getOrUndefined(stated)
+      if (retrievedOn === undefined) return yield* new LoadFailed({ file: file.path, reason: "no retrieval date" })
+      return yield* loadFile(parser, path, { snapshotId, retrievedOn })
+    }))
   const publication = yield* corpus.publish(snapshotId)
   return { publication, reports }
 })

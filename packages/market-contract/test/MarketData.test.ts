@@ -13,7 +13,7 @@ import * as MarketLayer from "../src/MarketLayer.js"
 import * as MarketMigrations from "../src/MarketMigrations.js"
 import type { MarketDataRefusal } from "../src/MarketError.js"
 import * as Operations from "../src/Operations.js"
-import { countDataRows } from "../src/internal/denue.js"
+import * as Parsers from "../src/Parsers.js"
 
 const refusalCode = <A, R>(effect: Effect.Effect<A, MarketDataRefusal, R>) =>
   Effect.map(Effect.either(effect), (result) => (Either.isLeft(result) ? result.left.semanticCode : "succeeded"))
@@ -39,19 +39,25 @@ for (const target of TestDatabase.targets()) {
         assert.strictEqual(yield* refusalCode(market.searchSuppliers({ state: "CDMX" })), "serving_projection_unavailable")
       }))
 
-    it.effect("loads the demo DENUE files: accepted plus rejected equals each file's data rows", () =>
+    it.effect("loads the demo corpus: every file reconciles accepted plus rejected with its data rows", () =>
       Effect.gen(function*() {
         const { publication, reports } = yield* DemoCorpus.loadAndPublish
-        assert.strictEqual(reports.length, 3)
+        assert.strictEqual(reports.length, DemoCorpus.files.length)
         for (const [i, report] of reports.entries()) {
-          const file = DemoCorpus.supplierFiles[i]
-          assert.isDefined(file)
-          if (file === undefined) continue
-          const rows = yield* countDataRows(file.path)
-          assert.strictEqual(report.accepted + report.rejected, rows)
+          const file = DemoCorpus.files[i]
+          const parser = file === undefined ? undefined : Parsers.byKind(file.kind)
+          assert.isDefined(parser)
+          if (file === undefined || parser === undefined) continue
+          const rows = yield* parser.countDataRows(`${DemoCorpus.dataDirectory}${file.path}`)
+          assert.strictEqual(report.accepted + report.rejected, rows, file.path)
+          for (const reject of report.rejects) assert.isAbove(reject.reason.length, 5)
         }
-        assert.strictEqual(reports.reduce((sum, r) => sum + r.accepted, 0), 2014)
+        const denue = reports.filter((r) => r.kind === "denue").reduce((sum, r) => sum + r.accepted, 0)
+        assert.strictEqual(denue, 2014)
         assert.isTrue(publication.snapshotId.startsWith("snap_"))
+        const corpus = yield* Corpus.Corpus
+        const kinds = new Set((yield* corpus.coverage(publication.snapshotId)).map((c) => c.recordKind))
+        assert.deepStrictEqual([...kinds].sort(), ["award", "opportunity", "permit", "risk_mark", "supplier_observation"])
       }))
 
     it.effect("requires a narrowing dimension and a selective text query", () =>
@@ -83,10 +89,13 @@ for (const target of TestDatabase.targets()) {
         assert.strictEqual(yield* refusalCode(market.searchSuppliers({ rfc: "NOT-AN-RFC" })), "invalid_field_value")
         const envelope = yield* market.searchSuppliers({ rfc: "zin910223-45a" })
         assert.strictEqual(envelope.interpretedRequest.request["rfc"], "ZIN91022345A")
-        // DENUE publishes no RFC: an empty page, declared as such against real coverage.
-        assert.strictEqual(envelope.results.length, 0)
-        assert.deepStrictEqual(envelope.semanticWarnings.map((w) => w.code), ["zero_results_with_coverage"])
-        assert.isAbove(envelope.coverage[0]?.visibleRows ?? 0, 0)
+        // DENUE publishes no RFC; the SAT 69-B list does, as an RFC-bearing observation.
+        assert.deepStrictEqual(envelope.results.map((r) => r.rfc), ["ZIN91022345A"])
+        const absent = yield* market.searchSuppliers({ rfc: "AAA010101AAA" })
+        // An empty page, declared as such against real coverage.
+        assert.strictEqual(absent.results.length, 0)
+        assert.deepStrictEqual(absent.semanticWarnings.map((w) => w.code), ["zero_results_with_coverage"])
+        assert.isAbove(absent.coverage[0]?.visibleRows ?? 0, 0)
       }))
 
     it.effect("pages with keyset cursors: no duplicates, hasMore from limit plus one", () =>

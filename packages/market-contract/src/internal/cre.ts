@@ -45,6 +45,7 @@ import { csvRecords, SourceFileError } from "./csv.js"
 import type { NumberedRecord } from "./csv.js"
 import type { SourceParser } from "./parser.js"
 import { PermitRecord } from "./records.js"
+import { parseSpelledDates } from "./sat69b.js"
 import type { LoadItem } from "./records.js"
 import { resolveState } from "./states.js"
 import { foldText, foldWords } from "./text.js"
@@ -404,10 +405,18 @@ export const streamCre = (path: string): Stream.Stream<LoadItem, SourceFileError
     )
   )
 
+/** The date in the sheet title ("... ADMINISTRADOS AL 30 DE JUNIO DE 2016"). */
+const creAsOf = (path: string): Effect.Effect<Option.Option<string>, SourceFileError> =>
+  csvRecords(path).pipe(
+    Stream.runHead,
+    Effect.map(Option.flatMap((record) => Option.fromNullable(parseSpelledDates(record.fields[0] ?? "")[0])))
+  )
+
 export const creParser: SourceParser = {
   kind: "cre",
   description: "CRE electricity generation/import permit tables (administered and terminated permits)",
   sourceOf: () => Effect.succeed(creSource),
   stream: (path) => streamCre(path),
-  countDataRows: countCreDataRows
+  countDataRows: countCreDataRows,
+  publishedAsOf: creAsOf
 }

@@ -3,7 +3,7 @@
  * to and streams the file as {@link LoadItem}s. The loader does the rest (batching, idempotent inserts, reject
  * log, counts, progress), the same for every format.
  */
-import type { Effect, Stream } from "effect"
+import type { Effect, Option, Stream } from "effect"
 import type { SourceDefinition } from "../Corpus.js"
 import type { SourceFileError } from "./csv.js"
 import type { MunicipalityCatalog } from "./municipalities.js"
@@ -29,4 +29,9 @@ export interface SourceParser {
   readonly stream: (path: string, context: ParseContext) => Stream.Stream<LoadItem, SourceFileError>
   /** The number of data rows (CSV records after the header, or top-level JSON objects), for reconciliation. */
   readonly countDataRows: (path: string) => Effect.Effect<number, SourceFileError>
+  /**
+   * The date the file states its information is current to, when it says so (SAT preambles, SFP update
+   * column): the best retrieval date when none is given.
+   */
+  readonly publishedAsOf?: ((path: string) => Effect.Effect<Option.Option<string>, SourceFileError>) | undefined
 }
