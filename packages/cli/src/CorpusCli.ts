@@ -20,6 +20,7 @@ import * as CoreMigrations from "@service/core/CoreMigrations"
 import * as LocalKeys from "@service/core/LocalKeys"
 import * as Catalogs from "@service/market-contract/Catalogs"
 import { Corpus } from "@service/market-contract/Corpus"
+import * as Generator from "@service/market-contract/Generator"
 import * as Loader from "@service/market-contract/Loader"
 import * as MarketLayer from "@service/market-contract/MarketLayer"
 import * as MarketMigrations from "@service/market-contract/MarketMigrations"
@@ -154,6 +155,56 @@ const status = Command.make("status", { json }, (opts) =>
     )
   }))).pipe(Command.withDescription("Snapshots, rows per source and record kind, load counts and rejects."))
 
+const generate = Command.make(
+  "generate",
+  {
+    scale: Options.float("scale").pipe(
+      Options.withDescription(
+        "Size relative to the full synthetic corpus: 1 = 1,000,000 supplier observations, 2,000,000 awards, 200,000 opportunities, 100,000 risk marks, 50,000 permits."
+      )
+    ),
+    seed: Options.integer("seed").pipe(Options.withDescription("Seed: the same seed and scale give the same corpus."), Options.withDefault(42)),
+    publish: Options.boolean("publish").pipe(Options.withDescription("Publish the snapshot after generating.")),
+    json
+  },
+  (opts) =>
+    withCorpus(Effect.gen(function*() {
+      if (!(opts.scale > 0 && opts.scale <= 10)) return yield* Effect.fail(Failure.usage("--scale must be above 0 and at most 10"))
+      const corpus = yield* Corpus
+      yield* Catalogs.ensureLoaded
+      // A generated corpus is loaded on its own: mixing it into the published real data would blur coverage.
+      const snapshotId = yield* corpus.beginSnapshot({ base: "empty" })
+      const bars = new Map<string, Progress.ProgressBar>()
+      const result = yield* Generator.generate({
+        scale: opts.scale,
+        seed: opts.seed,
+        snapshotId,
+        onProgress: ({ kind, rows, total }) => {
+          const bar = bars.get(kind) ?? Progress.make(kind, total, "records")
+          bars.set(kind, bar)
+          return bar.update(rows)
+        }
+      })
+      for (const load of result.loads) {
+        const bar = bars.get(load.kind) ?? Progress.make(load.kind, load.rows, "records")
+        yield* bar.finish(`${load.rows.toLocaleString("en")} records in ${(load.millis / 1000).toFixed(1)} s (${
+          Math.round(load.rows / Math.max(load.millis / 1000, 0.001)).toLocaleString("en")
+        }/s)`)
+      }
+      const published = opts.publish ? Option.some(yield* corpus.publish(snapshotId)) : Option.none()
+      yield* Console.log(
+        opts.json
+          ? Format.json({ ...result, loads: result.loads.map(({ report: _report, ...load }) => load), published: Option.getOrNull(published) })
+          : [
+            `snapshot ${snapshotId} (seed ${result.seed}, scale ${result.scale})`,
+            ...result.loads.map((l) => `  ${l.kind.padEnd(21)} ${l.rows.toLocaleString("en").padStart(10)}  ${(l.millis / 1000).toFixed(1)} s`),
+            `  total ${(result.millis / 1000).toFixed(1)} s`,
+            Option.isSome(published) ? `published at ${published.value.publishedAt.toISOString()}` : "not published yet: service corpus publish"
+          ].join("\n")
+      )
+    }))
+).pipe(Command.withDescription("Generate and load a deterministic synthetic corpus derived from the real samples."))
+
 /**
  * The `corpus` command group.
  *
@@ -161,5 +212,5 @@ const status = Command.make("status", { json }, (opts) =>
  */
 export const command = Command.make("corpus").pipe(
   Command.withDescription("Operator commands on the market corpus (direct database access)."),
-  Command.withSubcommands([load, publish, status])
+  Command.withSubcommands([load, publish, status, generate])
 )

@@ -1,0 +1,186 @@
+import { assert, describe, it, layer } from "@effect/vitest"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as CoreMigrations from "@service/core/CoreMigrations"
+import { Crypto } from "@service/core/Crypto"
+import * as TestDatabase from "@service/storage/TestDatabase"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import { Corpus } from "../src/Corpus.js"
+import * as Generator from "../src/Generator.js"
+import type { RecordKind } from "../src/internal/kinds.js"
+import {
+  AwardRecord,
+  OpportunityRecord,
+  PermitRecord,
+  RiskMarkRecord,
+  SupplierObservationRecord
+} from "../src/internal/records.js"
+import { rfcKind } from "../src/internal/rfc.js"
+import * as MarketLayer from "../src/MarketLayer.js"
+import * as MarketMigrations from "../src/MarketMigrations.js"
+
+const kinds: ReadonlyArray<RecordKind> = ["supplier_observation", "opportunity", "award", "risk_mark", "permit"]
+
+const planFor = (seed: number, scale: number) =>
+  Effect.flatMap(Generator.cachedProfile(), (profile) => Generator.makePlan(profile, { seed, scale }))
+
+const records = (plan: Generator.GeneratorPlan, kind: RecordKind, count: number) =>
+  Array.from({ length: Math.min(count, plan.counts[kind]) }, (_, i) => Generator.itemAt(plan, kind, i).record)
+
+/** The first `count` records of one kind, typed by its generator. */
+const take = <A>(plan: Generator.GeneratorPlan, kind: RecordKind, count: number, at: (plan: Generator.GeneratorPlan, i: number) => A) =>
+  Array.from({ length: Math.min(count, plan.counts[kind]) }, (_, i) => at(plan, i))
+
+/** The most frequent value of a list (ties: first seen). */
+const mode = <A>(values: ReadonlyArray<A>): A | undefined => {
+  const counts = new Map<A, number>()
+  for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1)
+  return [...counts.entries()].sort((a, b) => b[1] - a[1])[0]?.[0]
+}
+
+describe("Generator", () => {
+  it.effect("derives a profile from the real samples and catalogs", () =>
+    Effect.gen(function*() {
+      const profile = yield* Generator.cachedProfile()
+      assert.strictEqual(profile.suppliers.states.length, 32)
+      assert.strictEqual(profile.suppliers.scianClasses.length, 1086)
+      assert.isTrue(profile.procurement.partidas.every((p) => /^\d{5}$/.test(p.value.code)))
+      assert.isAbove(profile.procurement.buyers.length, 10)
+      assert.isTrue(profile.procurement.buyers.some((b) => b.value.acronym === "AFSEDF"))
+      // SAT lists: definitivo is the largest status; roughly a fifth of the RFCs are personas físicas.
+      assert.strictEqual(profile.risks.efosStatuses[0]?.value.status, "definitivo")
+      assert.isTrue(profile.names.personaFisicaShare > 0.1 && profile.names.personaFisicaShare < 0.4)
+      assert.isTrue(profile.procurement.amounts.MXN.n > 100)
+      assert.isTrue(profile.procurement.amounts.usdShare > 0 && profile.procurement.amounts.usdShare < 0.1)
+      assert.isTrue(profile.procurement.amounts.groupTotalShare > 0 && profile.procurement.amounts.groupTotalShare < 1)
+      assert.isTrue(profile.risks.sanctions.some((s) => s.value.status === "sancion_multa_inhabilitacion"))
+      assert.isTrue(profile.permits.statuses.some((s) => s.value.isActiveRisk))
+      assert.isTrue(profile.inputs.some((i) => i.file.startsWith("procurement/ocds_")))
+    }), { timeout: 60_000 })
+
+  it.effect("is deterministic: same seed and scale give the same records, another seed different ones", () =>
+    Effect.gen(function*() {
+      const a = yield* planFor(42, 0.001)
+      const b = yield* planFor(42, 0.001)
+      const c = yield* planFor(43, 0.001)
+      for (const kind of kinds) {
+        const first = records(a, kind, 50)
+        assert.deepStrictEqual(records(b, kind, 50), first)
+        assert.notDeepEqual(records(c, kind, 50), first)
+      }
+      // Random access equals sequential iteration: a record does not depend on the ones before it.
+      const sequential = [...Generator.itemsOf(a, "award", { from: 10, count: 5 })]
+        .flatMap((item) => (item._tag === "Award" ? [item.record] : []))
+      assert.deepStrictEqual(sequential, take(a, "award", 15, Generator.awardAt).slice(10))
+    }))
+
+  it.effect("generates records that decode with their schemas and link across kinds", () =>
+    Effect.gen(function*() {
+      const plan = yield* planFor(7, 0.001)
+      const suppliers = take(plan, "supplier_observation", plan.counts.supplier_observation, Generator.supplierAt)
+      const opportunities = take(plan, "opportunity", plan.counts.opportunity, Generator.opportunityAt)
+      const awards = take(plan, "award", plan.counts.award, Generator.awardAt)
+      const risks = take(plan, "risk_mark", plan.counts.risk_mark, Generator.riskMarkAt)
+      const permits = take(plan, "permit", plan.counts.permit, Generator.permitAt)
+      const valid = <A, I>(schema: Schema.Schema<A, I>, values: ReadonlyArray<unknown>) => {
+        const decode = Schema.decodeUnknownEither(schema)
+        for (const value of values) assert.isTrue(Either.isRight(decode(value)), JSON.stringify(value))
+      }
+      valid(SupplierObservationRecord, suppliers)
+      valid(OpportunityRecord, opportunities)
+      valid(AwardRecord, awards)
+      valid(RiskMarkRecord, risks)
+      valid(PermitRecord, permits)
+
+      // RFCs: well-formed (calendar dates), mostly 12-character company RFCs, unique per supplier.
+      const supplierRfcs = suppliers.flatMap((s) => (s.rfc === null ? [] : [s.rfc]))
+      assert.isTrue(supplierRfcs.every((rfc) => rfcKind(rfc) !== undefined))
+      assert.isAbove(supplierRfcs.filter((rfc) => rfc.length === 12).length, supplierRfcs.length / 2)
+      assert.strictEqual(new Set(supplierRfcs).size, supplierRfcs.length)
+
+      // Awards name generated procedures; amounts are decimal strings; both scopes occur, one per record.
+      const opportunityIds = new Set(opportunities.map((o) => o.sourceRecordId))
+      assert.isTrue(awards.every((a) => a.opportunitySourceRecordId !== null && opportunityIds.has(a.opportunitySourceRecordId)))
+      assert.isTrue(awards.every((a) => a.amount !== null && /^\d+\.\d{2}$/.test(a.amount)))
+      assert.deepStrictEqual(new Set(awards.map((a) => a.amountScope)), new Set(["supplier_contract", "award_group_published_total"]))
+      assert.isTrue(awards.every((a) => a.cogPartidas.every((p) => /^\d{5}$/.test(p))))
+
+      // Cross-source joins exist: award supplier RFCs that are also risk-mark subjects and supplier observations.
+      const riskRfcs = new Set(risks.flatMap((r) => (r.subjectRfc === null ? [] : [r.subjectRfc])))
+      const observed = new Set(supplierRfcs)
+      const joined = awards.filter((a) => a.supplierRfc !== null && riskRfcs.has(a.supplierRfc) && observed.has(a.supplierRfc))
+      assert.isAbove(joined.length, 0)
+      assert.isTrue(risks.some((r) => r.kind === "efos") && risks.some((r) => r.kind === "sancion"))
+    }))
+
+  it.effect("follows the profile's distributions", () =>
+    Effect.gen(function*() {
+      const plan = yield* planFor(11, 0.02)
+      const profile = plan.profile
+      const suppliers = take(plan, "supplier_observation", 20_000, Generator.supplierAt)
+      const topStates = profile.suppliers.states.slice(0, 3).map((s) => s.value)
+      assert.include(topStates, mode(suppliers.map((s) => s.stateCode)))
+      const opportunities = take(plan, "opportunity", 4_000, Generator.opportunityAt)
+      const topTypes = [...profile.procurement.procedureTypes]
+        .reduce((acc, w) => acc.set(w.value.type, (acc.get(w.value.type) ?? 0) + w.weight), new Map<string, number>())
+      const expected = [...topTypes.entries()].sort((a, b) => b[1] - a[1])[0]?.[0]
+      assert.strictEqual(mode(opportunities.map((o) => o.procedureType)), expected)
+      const awards = take(plan, "award", 20_000, Generator.awardAt)
+      const usd = awards.filter((a) => a.currency === "USD").length / awards.length
+      assert.approximately(usd, profile.procurement.amounts.usdShare, 0.01)
+      // Median amount close to exp(mu) of the fitted log-normal (MXN).
+      const mxn = awards.filter((a) => a.currency === "MXN").map((a) => Number(a.amount)).sort((x, y) => x - y)
+      const medianLog = Math.log(mxn[Math.floor(mxn.length / 2)] ?? 1)
+      assert.approximately(medianLog, profile.procurement.amounts.MXN.mu, 0.15)
+      const risks = take(plan, "risk_mark", 2_000, Generator.riskMarkAt)
+      assert.approximately(risks.filter((r) => r.kind === "efos").length / risks.length, profile.risks.efosShare, 0.05)
+    }))
+})
+
+const scale = 0.0005
+
+for (const target of TestDatabase.targets()) {
+  const Db = TestDatabase.withMigrations(target, [CoreMigrations.migrations, MarketMigrations.migrations])
+  const Services = MarketLayer.layer.pipe(Layer.provideMerge(Crypto.layerTest), Layer.provideMerge(Db))
+
+  layer(Services, { timeout: "120 seconds" })(`Generator on ${target.name}`, (it) => {
+    it.effect("loads a small corpus through the load path and publishes it", () =>
+      Effect.gen(function*() {
+        const corpus = yield* Corpus
+        const sql = yield* SqlClient.SqlClient
+        const snapshotId = yield* corpus.beginSnapshot({ base: "empty" })
+        const result = yield* Generator.generate({ scale, seed: 3, snapshotId, batchSize: 400 })
+        const counts = Generator.countsFor(scale)
+        assert.deepStrictEqual(result.counts, counts)
+        for (const load of result.loads) {
+          assert.strictEqual(load.report.accepted, counts[load.kind])
+          assert.strictEqual(load.report.rejected, 0)
+          assert.strictEqual(load.report.inserted, counts[load.kind])
+        }
+        yield* corpus.publish(snapshotId)
+        const count = (table: string) =>
+          sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql(`market.${table}`)} WHERE snapshot_id = ${snapshotId}`
+            .pipe(Effect.map((rows) => rows[0]?.n ?? -1))
+        assert.strictEqual(yield* count("supplier_observations"), counts.supplier_observation)
+        assert.strictEqual(yield* count("opportunities"), counts.opportunity)
+        assert.strictEqual(yield* count("awards"), counts.award)
+        assert.strictEqual(yield* count("risk_marks"), counts.risk_mark)
+        assert.strictEqual(yield* count("permits"), counts.permit)
+        // Publishing linked every award to its procedure.
+        const unlinked = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM market.awards
+          WHERE snapshot_id = ${snapshotId} AND opportunity_id IS NULL`
+        assert.strictEqual(unlinked[0]?.n, 0)
+        const joined = yield* sql<{ n: number }>`SELECT count(DISTINCT a.supplier_rfc)::int AS n FROM market.awards a
+          JOIN market.risk_marks r ON r.snapshot_id = a.snapshot_id AND r.subject_rfc = a.supplier_rfc
+          JOIN market.supplier_observations s ON s.snapshot_id = a.snapshot_id AND s.rfc = a.supplier_rfc
+          WHERE a.snapshot_id = ${snapshotId}`
+        assert.isAbove(joined[0]?.n ?? 0, 0)
+        // Loading the same seed again rewrites the same rows: nothing new.
+        const again = yield* corpus.beginSnapshot({ base: "active" })
+        const second = yield* Generator.generate({ scale, seed: 3, snapshotId: again, kinds: ["permit"] })
+        assert.strictEqual(second.loads[0]?.report.inserted, 0)
+      }))
+  })
+}
