@@ -7,11 +7,13 @@ import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Corpus } from "../src/Corpus.js"
+import { Corpus, SourceDefinition } from "../src/Corpus.js"
+import type { LoadItem } from "../src/internal/records.js"
 import { denueParser } from "../src/internal/denueParser.js"
 import * as Loader from "../src/Loader.js"
 import { MarketData } from "../src/MarketData.js"
@@ -94,6 +96,54 @@ for (const target of TestDatabase.targets()) {
         const logged = yield* corpus.rejects(snapshotId, 10)
         assert.deepStrictEqual(logged.map((r) => [r.fileName, r.line]), [["denue_broken.csv", 3]])
         assert.isAbove(logged[0]?.reason.length ?? 0, 5)
+      }))
+
+    it.effect("a source not licensed for display contributes no visible rows and no search results", () =>
+      Effect.gen(function*() {
+        const corpus = yield* Corpus
+        const market = yield* MarketData
+        const snapshotId = yield* corpus.loadingSnapshot
+        const hidden = new SourceDefinition({
+          slug: "restricted_directory",
+          label: "A directory licensed for internal use only",
+          publisher: "Restricted publisher",
+          licence: "internal use only",
+          licensedForDisplay: false,
+          evidenceCategory: "supplier_or_organization_evidence"
+        })
+        const record = {
+          sourceRecordId: "r-1",
+          name: "ESTABLECIMIENTO RESTRINGIDO UNICO",
+          legalName: null,
+          rfc: "RES010101AB1",
+          scianCode: null,
+          scianTitle: null,
+          stateCode: "32",
+          municipalityCode: null,
+          employmentBand: null,
+          establishmentType: null,
+          incorporatedOn: null,
+          hasPhone: false,
+          hasEmail: false,
+          hasWebsite: false,
+          contact: { phone: null, email: null, website: null }
+        }
+        const report = yield* Loader.loadItems({
+          source: hidden,
+          kind: "test",
+          label: "restricted.csv",
+          items: Stream.make<[LoadItem, LoadItem]>({ _tag: "SupplierObservation", line: 2, record }, { _tag: "Accepted", line: 2 }),
+          snapshotId,
+          retrievedOn: "2026-01-01"
+        })
+        assert.strictEqual(report.inserted, 1)
+        yield* corpus.publish(snapshotId)
+        const coverage = (yield* corpus.coverage(snapshotId)).find((c) => c.sourceSlug === "restricted_directory")
+        assert.deepInclude(coverage, { rowCount: 1, visibleRows: 0, licensedForDisplay: false })
+        const search = yield* market.searchSuppliers({ rfc: "RES010101AB1" })
+        assert.strictEqual(search.results.length, 0)
+        const declared = search.coverage.find((c) => c.evidenceCategory === "supplier_or_organization_evidence")
+        assert.strictEqual(declared?.sourceCount, 1)
       }))
 
     it.effect("a publication past its freshness bound answers serving_projection_stale", () =>
