@@ -32,8 +32,13 @@ const program = Effect.gen(function*() {
     Effect.gen(function*() {
       const loaded = yield* DemoCorpus.ensureLoaded
       if (Option.isSome(loaded)) {
-        const rows = loaded.value.reports.reduce((sum, r) => sum + r.accepted, 0)
-        yield* Effect.logInfo(`Loaded and published the demo corpus: ${rows} supplier observations`)
+        const reports = loaded.value.reports
+        const total = (pick: (r: (typeof reports)[number]["records"]) => number) => reports.reduce((sum, r) => sum + pick(r.records), 0)
+        yield* Effect.logInfo(
+          `Loaded and published the demo corpus from ${reports.length} files: ${total((r) => r.supplierObservations)} supplier observations, ` +
+            `${total((r) => r.opportunities)} opportunities, ${total((r) => r.awards)} awards, ${total((r) => r.riskMarks)} risk marks, ` +
+            `${total((r) => r.permits)} permits`
+        )
       }
     })
   )
