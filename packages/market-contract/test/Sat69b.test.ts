@@ -1,11 +1,8 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
-import { Chunk, Effect, Either, Option, Schema, Stream } from "effect"
-import { makeMunicipalityCatalog } from "../src/internal/municipalities.js"
-import type { ParseContext } from "../src/internal/parser.js"
+import { Effect, Either, Option, Schema } from "effect"
 import { RiskMarkRecord, SupplierObservationRecord } from "../src/internal/records.js"
 import type { LoadItem } from "../src/internal/records.js"
 import {
@@ -17,9 +14,9 @@ import {
   sat69bParser,
   sat69bSource
 } from "../src/internal/sat69b.js"
-import { makeScianCatalog } from "../src/internal/scian.js"
+import { collectItems, dataPath, emptyContext, marksOf, observationsOf, rejectsOf, tally } from "./harness.js"
 
-const risksPath = (file: string): string => fileURLToPath(new URL(`../../../data/mx/risks/${file}`, import.meta.url))
+const risksPath = (file: string): string => dataPath("risks", file)
 
 const DEFINITIVOS = risksPath("sat_69b_definitivos_2026-01-31_sample.csv")
 const PRESUNTOS = risksPath("sat_69b_presuntos_2026-01-31_sample.csv")
@@ -28,19 +25,7 @@ const LISTADO_2022 = risksPath("sat_69b_listado_completo_2022-11-30_sample.csv")
 const BIS = risksPath("sat_69b_bis_global_definitivo_2025-06-13_sample.csv")
 
 // SAT rows need no catalog.
-const context: ParseContext = { scian: makeScianCatalog([]), municipalities: makeMunicipalityCatalog([]) }
-
-const collect = (path: string) =>
-  Stream.runCollect(sat69bParser.stream(path, context)).pipe(
-    Effect.map((chunk): ReadonlyArray<LoadItem> => Chunk.toReadonlyArray(chunk))
-  )
-
-const marksOf = (items: ReadonlyArray<LoadItem>): ReadonlyArray<RiskMarkRecord> =>
-  items.flatMap((i) => (i._tag === "RiskMark" ? [i.record] : []))
-const observationsOf = (items: ReadonlyArray<LoadItem>): ReadonlyArray<SupplierObservationRecord> =>
-  items.flatMap((i) => (i._tag === "SupplierObservation" ? [i.record] : []))
-const rejectsOf = (items: ReadonlyArray<LoadItem>) => items.flatMap((i) => (i._tag === "Reject" ? [i] : []))
-const acceptedOf = (items: ReadonlyArray<LoadItem>) => items.filter((i) => i._tag === "Accepted")
+const collect = (path: string) => collectItems(sat69bParser, path, emptyContext)
 
 const markFor = (items: ReadonlyArray<LoadItem>, rfc: string): ReadonlyArray<RiskMarkRecord> =>
   marksOf(items).filter((m) => m.subjectRfc === rfc)
@@ -80,21 +65,19 @@ describe("SAT 69-B parser: reconciliation on every file", () => {
       Effect.gen(function*() {
         const items = yield* collect(file.path)
         const dataRows = yield* sat69bParser.countDataRows(file.path)
-        const accepted = acceptedOf(items)
-        const rejects = rejectsOf(items)
+        const { accepted, rejected, rejects, outcomeLines } = tally(items)
         assert.strictEqual(dataRows, file.rows)
-        assert.strictEqual(accepted.length + rejects.length, dataRows)
-        assert.strictEqual(accepted.length, file.accepted)
-        assert.strictEqual(rejects.length, file.rejected)
+        assert.strictEqual(accepted + rejected, dataRows)
+        assert.strictEqual(accepted, file.accepted)
+        assert.strictEqual(rejected, file.rejected)
         for (const r of rejects) assert.isTrue(r.reason.trim().length > 0, `reject on line ${r.line} has a reason`)
         // exactly one outcome per data row
-        const outcomeLines = [...accepted, ...rejects].map((i) => i.line)
         assert.strictEqual(new Set(outcomeLines).size, outcomeLines.length)
         // each accepted row: one mark and one observation for the same RFC + name, valid against the contract
         const marks = marksOf(items)
         const observations = observationsOf(items)
-        assert.strictEqual(marks.length, accepted.length)
-        assert.strictEqual(observations.length, accepted.length)
+        assert.strictEqual(marks.length, accepted)
+        assert.strictEqual(observations.length, accepted)
         for (const [i, mark] of marks.entries()) {
           assert.isTrue(isMark(mark), `mark ${mark.sourceRecordId} matches RiskMarkRecord`)
           const observation = observations[i]
@@ -128,7 +111,7 @@ describe("SAT 69-B parser: reconciliation on every file", () => {
       const presuntos = yield* collect(PRESUNTOS)
       const spanning = rejectsOf(presuntos).find((r) => r.reason.includes("Segunda Sala Regional del Noreste"))
       assert.strictEqual(spanning?.line, 444)
-      const lines = [...acceptedOf(presuntos), ...rejectsOf(presuntos)].map((i) => i.line).sort((a, b) => a - b)
+      const lines = [...tally(presuntos).outcomeLines].sort((a, b) => a - b)
       const at = lines.indexOf(spanning?.line ?? -1)
       assert.strictEqual((lines[at + 1] ?? 0) - (lines[at] ?? 0), 3)
     }))

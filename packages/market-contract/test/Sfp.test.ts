@@ -1,34 +1,22 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
-import { Chunk, Effect, Either, Option, Schema, Stream } from "effect"
-import { makeMunicipalityCatalog } from "../src/internal/municipalities.js"
-import type { ParseContext } from "../src/internal/parser.js"
+import { Effect, Either, Option, Schema } from "effect"
 import { RiskMarkRecord } from "../src/internal/records.js"
 import type { LoadItem } from "../src/internal/records.js"
-import { makeScianCatalog } from "../src/internal/scian.js"
 import { repairSfpFields, sfpParser, sfpPublishedAsOf, sfpSource, sfpStatusOf } from "../src/internal/sfp.js"
+import { collectItems, dataPath, emptyContext, rejectsOf, tally } from "./harness.js"
 
-const SFP = fileURLToPath(
-  new URL("../../../data/mx/risks/sfp_proveedores_contratistas_sancionados_2021-01-14_sample.csv", import.meta.url)
-)
+const SFP = dataPath("risks", "sfp_proveedores_contratistas_sancionados_2021-01-14_sample.csv")
 
 // SFP rows need no catalog.
-const context: ParseContext = { scian: makeScianCatalog([]), municipalities: makeMunicipalityCatalog([]) }
-
-const collect = (path: string) =>
-  Stream.runCollect(sfpParser.stream(path, context)).pipe(
-    Effect.map((chunk): ReadonlyArray<LoadItem> => Chunk.toReadonlyArray(chunk))
-  )
+const collect = (path: string) => collectItems(sfpParser, path, emptyContext)
 
 const marksWithLine = (items: ReadonlyArray<LoadItem>) =>
   items.flatMap((i) => (i._tag === "RiskMark" ? [{ line: i.line, mark: i.record }] : []))
 const markOnLine = (items: ReadonlyArray<LoadItem>, line: number): RiskMarkRecord | undefined =>
   marksWithLine(items).find((m) => m.line === line)?.mark
-const rejectsOf = (items: ReadonlyArray<LoadItem>) => items.flatMap((i) => (i._tag === "Reject" ? [i] : []))
-const acceptedOf = (items: ReadonlyArray<LoadItem>) => items.filter((i) => i._tag === "Accepted")
 
 const isMark = Schema.is(RiskMarkRecord)
 
@@ -64,22 +52,20 @@ describe("SFP sanctioned suppliers parser", () => {
     Effect.gen(function*() {
       const items = yield* collect(SFP)
       const dataRows = yield* sfpParser.countDataRows(SFP)
-      const accepted = acceptedOf(items)
-      const rejects = rejectsOf(items)
+      const { accepted, rejected, rejects, outcomeLines } = tally(items)
       assert.strictEqual(dataRows, 1136)
-      assert.strictEqual(accepted.length + rejects.length, dataRows)
-      assert.strictEqual(accepted.length, 1135)
+      assert.strictEqual(accepted + rejected, dataRows)
+      assert.strictEqual(accepted, 1135)
       // the only reject: line 1010 repeats line 1009 byte for byte
       assert.deepStrictEqual(rejects, [
         { _tag: "Reject", line: 1010, reason: "duplicate of line 1009 (same expediente, dependencia and supplier)" }
       ])
       for (const r of rejects) assert.isTrue(r.reason.length > 0)
-      const outcomeLines = [...accepted, ...rejects].map((i) => i.line)
       assert.strictEqual(new Set(outcomeLines).size, dataRows)
       // no supplier observations from the directory (no RFC)
       assert.isFalse(items.some((i) => i._tag === "SupplierObservation"))
       const marks = marksWithLine(items).map((m) => m.mark)
-      assert.strictEqual(marks.length, accepted.length)
+      assert.strictEqual(marks.length, accepted)
       for (const mark of marks) {
         assert.isTrue(isMark(mark), `${mark.sourceRecordId} matches RiskMarkRecord`)
         assert.strictEqual(mark.kind, "sancion")
