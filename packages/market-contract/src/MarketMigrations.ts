@@ -5,6 +5,7 @@
  */
 import warehouse from "./migrations/0001_warehouse.js"
 import recordKinds from "./migrations/0002_record_kinds.js"
+import awardProcedureKey from "./migrations/0003_award_procedure_key.js"
 
 /** @since 0.1.0 @category migrations */
 export const migrations = {
@@ -12,6 +13,7 @@ export const migrations = {
   dependsOn: ["storage", "core"],
   migrations: {
     "0001_warehouse": warehouse,
-    "0002_record_kinds": recordKinds
+    "0002_record_kinds": recordKinds,
+    "0003_award_procedure_key": awardProcedureKey
   }
 } as const

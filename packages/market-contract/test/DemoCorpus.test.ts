@@ -61,9 +61,16 @@ for (const target of TestDatabase.targets()) {
         const sql = yield* SqlClient.SqlClient
         const linked = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM market.opportunities WHERE award_count > 0`
         assert.isAbove(linked[0]?.n ?? 0, 100)
-        const orphans = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM market.awards
-          WHERE opportunity_source_record_id IS NOT NULL AND opportunity_id IS NULL`
+        // Every award that names its procedure finds it in the same source, and the counts agree.
+        const orphans = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM market.awards a
+          WHERE a.opportunity_source_record_id IS NOT NULL AND NOT EXISTS (
+            SELECT 1 FROM market.opportunities o WHERE o.snapshot_id = a.snapshot_id AND o.source_slug = a.source_slug
+              AND o.source_record_id = a.opportunity_source_record_id)`
         assert.strictEqual(orphans[0]?.n, 0)
+        const counted = yield* sql<{ awards: number; total: number }>`SELECT
+          (SELECT count(*)::int FROM market.awards WHERE opportunity_source_record_id IS NOT NULL) AS awards,
+          (SELECT sum(award_count)::int FROM market.opportunities) AS total`
+        assert.strictEqual(counted[0]?.total, counted[0]?.awards)
         const reasons = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM market.opportunities WHERE actionability_reason = ''`
         assert.strictEqual(reasons[0]?.n, 0)
         const scopes = yield* sql<{ amount_scope: string }>`SELECT DISTINCT amount_scope FROM market.awards`
