@@ -2,7 +2,7 @@
 // ratio to a hand-written bulk path measured in the same run, plus the size of the result on disk.
 //
 // Usage: DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \
-//          npx tsx bench/corpus-load.ts [--scale 1] [--seed 42] [--batch 2000] [--keep] [--no-baseline] [--no-analyze]
+//          npx tsx bench/corpus-load.ts [--scale 1] [--seed 42] [--batch 2000] [--keep] [--no-baseline]
 //
 // It creates a fresh database bench_corpus_<random> on the DATABASE_URL server, migrates it, derives the
 // generator profile from data/mx, then per kind (procedures, awards, suppliers, risk marks, permits):
@@ -12,8 +12,8 @@
 //    market tables (`CREATE TABLE baseline.x (LIKE market.x INCLUDING ALL)` plus the same foreign keys, so the
 //    same indexes, GIN included, are maintained): `INSERT … SELECT FROM jsonb_to_recordset`, no fingerprints, no
 //    upsert, no RETURNING, autocommit, same tsvector expressions.
-// Then it runs ANALYZE on the five tables (skip with --no-analyze to see publish without statistics), publishes
-// the snapshot (links awards to procedures, computes coverage) and reports sizes.
+// Then it publishes the snapshot (Corpus.publish analyzes the tables, counts awards per procedure, computes
+// coverage) and reports sizes.
 // The database is dropped at the end unless --keep is given.
 import * as CoreMigrations from "@service/core/CoreMigrations"
 import { Crypto } from "@service/core/Crypto"
@@ -43,14 +43,13 @@ const seed = Number(option("seed") ?? "42")
 const batchSize = Number(option("batch") ?? String(Generator.defaultBatchSize))
 const keep = args.includes("--keep")
 const withBaseline = !args.includes("--no-baseline")
-const analyze = !args.includes("--no-analyze")
 const adminUrl = process.env["DATABASE_URL"]
 if (adminUrl === undefined || adminUrl === "") {
   console.error("DATABASE_URL is required (the server the benchmark creates its database on).")
   process.exit(2)
 }
 if (!(scale > 0) || !Number.isInteger(seed) || !(batchSize >= 2)) {
-  console.error("usage: npx tsx bench/corpus-load.ts [--scale 1] [--seed 42] [--batch 2000] [--keep] [--no-baseline] [--no-analyze]")
+  console.error("usage: npx tsx bench/corpus-load.ts [--scale 1] [--seed 42] [--batch 2000] [--keep] [--no-baseline]")
   process.exit(2)
 }
 
@@ -272,21 +271,12 @@ const main = async () => {
           `  ${kind}: load path ${seconds.toFixed(1)} s${baselineSeconds === null ? "" : `, baseline ${baselineSeconds.toFixed(1)} s`}\n`
         )
       }
-      // Corpus.publish links awards to procedures with an UPDATE … FROM join. Right after a bulk load the tables
-      // have no statistics, the planner expects a handful of rows and picks a nested loop over every award per
-      // procedure (51 s for 20,000 awards; quadratic, hopeless at scale 1). Fresh statistics give a hash join.
-      let analyzeSeconds: number | null = null
-      if (analyze) {
-        const analyzeStarted = performance.now()
-        for (const name of Object.values(tables)) yield* Effect.promise(() => client.query(`ANALYZE market.${name}`))
-        analyzeSeconds = (performance.now() - analyzeStarted) / 1000
-      }
       const publishStarted = performance.now()
       yield* corpus.publish(snapshotId)
       const publishSeconds = (performance.now() - publishStarted) / 1000
-      return { results, publishSeconds, profileSeconds, analyzeSeconds }
+      return { results, publishSeconds, profileSeconds }
     })
-    const { analyzeSeconds, profileSeconds, publishSeconds, results } = await Effect.runPromise(
+    const { profileSeconds, publishSeconds, results } = await Effect.runPromise(
       program.pipe(Effect.provide(services), Logger.withMinimumLogLevel(LogLevel.Warning))
     )
 
@@ -341,9 +331,8 @@ const main = async () => {
       rowsOut
     )
     console.log()
-    if (analyzeSeconds !== null) console.log(`ANALYZE of the five tables before publishing: ${analyzeSeconds.toFixed(1)} s`)
-    console.log(`publish (link awards to procedures, coverage): ${publishSeconds.toFixed(1)} s`)
-    const end = total.seconds + (analyzeSeconds ?? 0) + publishSeconds
+    console.log(`publish (analyze, count awards per procedure, coverage): ${publishSeconds.toFixed(1)} s`)
+    const end = total.seconds + publishSeconds
     console.log(`load path + publish: ${end.toFixed(1)} s for ${fmt(total.rows)} rows = ${fmt(total.rows / end)} rows/s`)
     console.log(`pg_database_size: ${mb(Number(databaseSize.rows[0]?.bytes ?? 0))} (includes the baseline copy when present)`)
     console.log("Sizes are pg_total_relation_size (heap + indexes + TOAST), after publish.")
