@@ -168,10 +168,15 @@ for (const target of TestDatabase.targets()) {
         assert.strictEqual(yield* count("awards"), counts.award)
         assert.strictEqual(yield* count("risk_marks"), counts.risk_mark)
         assert.strictEqual(yield* count("permits"), counts.permit)
-        // Publishing linked every award to its procedure.
-        const unlinked = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM market.awards
-          WHERE snapshot_id = ${snapshotId} AND opportunity_id IS NULL`
+        // Every award names a generated procedure, and publishing counted them per procedure.
+        const unlinked = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM market.awards a
+          WHERE a.snapshot_id = ${snapshotId} AND NOT EXISTS (
+            SELECT 1 FROM market.opportunities o WHERE o.snapshot_id = a.snapshot_id AND o.source_slug = a.source_slug
+              AND o.source_record_id = a.opportunity_source_record_id)`
         assert.strictEqual(unlinked[0]?.n, 0)
+        const counted = yield* sql<{ n: number }>`SELECT coalesce(sum(award_count), 0)::int AS n FROM market.opportunities
+          WHERE snapshot_id = ${snapshotId}`
+        assert.strictEqual(counted[0]?.n, counts.award)
         const joined = yield* sql<{ n: number }>`SELECT count(DISTINCT a.supplier_rfc)::int AS n FROM market.awards a
           JOIN market.risk_marks r ON r.snapshot_id = a.snapshot_id AND r.subject_rfc = a.supplier_rfc
           JOIN market.supplier_observations s ON s.snapshot_id = a.snapshot_id AND s.rfc = a.supplier_rfc
