@@ -50,7 +50,8 @@ import type {
   RiskMarkRecord,
   SupplierObservationRecord
 } from "./internal/records.js"
-import { parseDayFirstDates, streamSat69b } from "./internal/sat69b.js"
+import { parseDayFirstDates } from "./internal/dates.js"
+import { streamSat69b } from "./internal/sat69b.js"
 import { foldText } from "./internal/text.js"
 import { type LoadFailed, loadItems, type LoadReport, parseContext } from "./Loader.js"
 

@@ -3,12 +3,12 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
+import { isoDateOf } from "../src/internal/dates.js"
 import {
   compranetParser,
   contractingTypeFromText,
   detectCompranetFileLayout,
   detectCompranetLayout,
-  isoDateOf,
   mapCompranetRow,
   procedureTypeFromText,
   sniffEncoding

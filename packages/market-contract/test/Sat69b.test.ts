@@ -3,13 +3,12 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, Option, Schema } from "effect"
+import { parseDayFirstDates, parseSpelledDates } from "../src/internal/dates.js"
 import { RiskMarkRecord, SupplierObservationRecord } from "../src/internal/records.js"
 import type { LoadItem } from "../src/internal/records.js"
 import {
   cleanTaxpayerName,
   detectSat69bVariant,
-  parseDayFirstDates,
-  parseSpelledDates,
   publishedAsOf,
   sat69bParser,
   sat69bSource

@@ -48,6 +48,7 @@ import { open } from "node:fs/promises"
 import { SourceDefinition } from "../Corpus.js"
 import { parseCurrency, parseDecimal } from "./amounts.js"
 import { csvRecords, SourceFileError } from "./csv.js"
+import { isoDateOf } from "./dates.js"
 import type { CsvOptions, NumberedRecord } from "./csv.js"
 import type { SourceParser } from "./parser.js"
 import { AwardRecord, OpportunityRecord } from "./records.js"
@@ -109,31 +110,6 @@ export const contractingTypeFromText = (text: string | null | undefined): Contra
   return null
 }
 
-const validCalendarDate = (year: number, month: number, day: number): boolean => {
-  const date = new Date(Date.UTC(year, month - 1, day))
-  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
-}
-
-/**
- * The calendar date a value is written with, as `YYYY-MM-DD`: ISO dates with any time part
- * (`2012-10-30 19:24`, `2013-11-27 00:00:00 GMT`, `2015-12-22T00:00:00-06:00`) keep their written date (no time
- * zone conversion: publishers write date-only values as midnight in various zones), `DD/MM/YYYY` is accepted;
- * anything else (or an impossible date) is null.
- */
-export const isoDateOf = (text: string | null | undefined): string | null => {
-  if (text === null || text === undefined) return null
-  const trimmed = text.trim()
-  const iso = /^(\d{4})-(\d{2})-(\d{2})(?:$|[ T])/u.exec(trimmed)
-  const dmy = iso === null ? /^(\d{1,2})\/(\d{1,2})\/(\d{4})$/u.exec(trimmed) : null
-  const [year, month, day] = iso !== null
-    ? [iso[1], iso[2], iso[3]]
-    : dmy !== null
-    ? [dmy[3], dmy[2], dmy[1]]
-    : [undefined, undefined, undefined]
-  if (year === undefined || month === undefined || day === undefined) return null
-  if (!validCalendarDate(Number(year), Number(month), Number(day))) return null
-  return `${year}-${month.padStart(2, "0")}-${day.padStart(2, "0")}`
-}
 
 // ---------------------------------------------------------------------------
 // Layout

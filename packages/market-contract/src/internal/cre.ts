@@ -40,12 +40,12 @@
  */
 import { Effect, Either, HashMap, Option, ParseResult, Schema, Stream } from "effect"
 import { SourceDefinition } from "../Corpus.js"
-import { shortestDecimal, parseDecimal } from "./amounts.js"
+import { parseDecimal } from "./amounts.js"
 import { csvRecords, SourceFileError } from "./csv.js"
 import type { NumberedRecord } from "./csv.js"
 import type { SourceParser } from "./parser.js"
 import { PermitRecord } from "./records.js"
-import { parseSpelledDates } from "./sat69b.js"
+import { parseSpelledDates } from "./dates.js"
 import type { LoadItem } from "./records.js"
 import { resolveState } from "./states.js"
 import { foldText, foldWords } from "./text.js"
@@ -236,20 +236,11 @@ const dayMonthYear = (text: string): Option.Option<string> => {
     : Option.none()
 }
 
-const SCIENTIFIC = /^-?\d+(\.\d+)?[eE][-+]?\d+$/
-
 /**
  * An exact decimal from a CRE number cell: binary-float text ("6.4080000000000004" → "6.408") and the
- * workbook's exponent form ("1.77E-2" → "0.0177", which {@link parseDecimal} does not read).
+ * workbook's exponent form ("1.77E-2" → "0.0177").
  */
-export const parseCreDecimal = (text: string): Option.Option<string> => {
-  const trimmed = text.trim()
-  if (SCIENTIFIC.test(trimmed)) {
-    const value = Number(trimmed)
-    return Number.isFinite(value) ? Option.some(shortestDecimal(value)) : Option.none()
-  }
-  return Option.fromNullable(parseDecimal(trimmed))
-}
+export const parseCreDecimal = (text: string): Option.Option<string> => Option.fromNullable(parseDecimal(text))
 
 type Cells = (field: Field) => string
 

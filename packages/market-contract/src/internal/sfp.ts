@@ -24,7 +24,7 @@ import { csvRecords, SourceFileError } from "./csv.js"
 import type { CsvOptions, NumberedRecord } from "./csv.js"
 import type { SourceParser } from "./parser.js"
 import type { LoadItem, RiskMarkRecord } from "./records.js"
-import { parseDayFirstDates } from "./sat69b.js"
+import { parseDayFirstDates } from "./dates.js"
 import { foldWords } from "./text.js"
 
 export const sfpSource = new SourceDefinition({
