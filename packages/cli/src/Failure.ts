@@ -104,17 +104,6 @@ export const usage = (message: string): Failure => Failure.Invalid({ message })
 /** @since 0.1.0 @category constructors */
 export const unexpected = (message: string): Failure => Failure.Unexpected({ message })
 
-const statusOf = (error: { readonly market_data: MarketDataBlock }): number =>
-  error instanceof MarketDataNotFound
-    ? 404
-    : error instanceof MarketDataConflict
-    ? 409
-    : error instanceof MarketDataUnavailable
-    ? 503
-    : error instanceof MarketDataTimeout
-    ? 504
-    : 400
-
 /** A readable reason out of a transport error's cause (undici nests the system error one level down). */
 const causeText = (cause: unknown): string => {
   if (!(cause instanceof Error)) return cause === undefined ? "unknown transport error" : String(cause)
@@ -148,7 +137,7 @@ export const fromClientError = (
     error instanceof MarketDataConflict || error instanceof MarketDataUnavailable ||
     error instanceof MarketDataTimeout
   ) {
-    return Failure.Refused({ status: statusOf(error), requestId: error.request_id, block: error.market_data })
+    return Failure.Refused({ status: error.statusCode, requestId: error.request_id, block: error.market_data })
   }
   if (error instanceof Unauthorized) {
     return Failure.Denied({ status: 401, code: error.code, message: error.message, requestId: error.request_id })

@@ -219,9 +219,9 @@ export const make = Effect.gen(function*() {
       status === "loading" ? Effect.void : Effect.fail(new SnapshotNotLoading({ snapshotId, status })))
 
   const computeCoverage = (snapshotId: string) =>
-    Effect.forEach(recordKinds, ({ kind, table }) =>
+    Effect.forEach(recordKinds, ({ category, kind, table }) =>
       sql`INSERT INTO market.coverage (snapshot_id, source_slug, record_kind, evidence_category, licensed_for_display, row_count, visible_rows, oldest_retrieval, newest_retrieval)
-          SELECT ${snapshotId}, o.source_slug, ${kind}, ${recordKinds.find((k) => k.kind === kind)?.category ?? "other_public_record"},
+          SELECT ${snapshotId}, o.source_slug, ${kind}, ${category},
                  s.licensed_for_display, count(*), CASE WHEN s.licensed_for_display THEN count(*) ELSE 0 END,
                  min(o.retrieved_on), max(o.retrieved_on)
           FROM ${sql(`market.${table}`)} o JOIN market.sources s ON s.slug = o.source_slug

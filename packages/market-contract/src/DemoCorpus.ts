@@ -51,11 +51,6 @@ export const files: ReadonlyArray<{ readonly kind: string; readonly path: string
   { kind: "cre", path: "permits/cre_permisos_generacion_terminados_2016-06-30_sample.csv" }
 ]
 
-/** The DENUE files alone (the supplier slice). @since 0.1.0 @category constants */
-export const supplierFiles: ReadonlyArray<{ readonly path: string; readonly retrievedOn: string }> = files
-  .filter((f) => f.kind === "denue")
-  .map((f) => ({ path: `${dataDirectory}${f.path}`, retrievedOn: f.retrievedOn ?? "" }))
-
 /**
  * Loads every demo file into a new snapshot (with the reference catalogs) and publishes it.
  *

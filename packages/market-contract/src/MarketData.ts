@@ -29,6 +29,7 @@ import {
 } from "./Envelope.js"
 import { foldText } from "./internal/text.js"
 import { CONTRACT_VERSION, type CursorPayload, openCursor, openRecordRef, sealCursor, sealRecordRef } from "./internal/refs.js"
+import { parseRfc } from "./internal/rfc.js"
 import { resolveState, stateByCode } from "./internal/states.js"
 import { decodeSupplierRows, SUPPLIER_COLUMNS, type SupplierDbRow } from "./internal/supplierRows.js"
 import { type MarketDataRefusal, refuse } from "./MarketError.js"
@@ -102,16 +103,6 @@ export class MarketData extends Context.Tag("@service/market-contract/MarketData
     }) => Effect.Effect<EnvelopeOf<R>, never, RequestContext>
   }
 >() {}
-
-const RFC_MORAL = /^[A-ZÑ&]{3}\d{6}[A-Z0-9]{3}$/
-const RFC_FISICA = /^[A-ZÑ&]{4}\d{6}[A-Z0-9]{3}$/
-
-const validRfcDate = (rfc: string): boolean => {
-  const digits = rfc.length === 12 ? rfc.slice(3, 9) : rfc.slice(4, 10)
-  const month = Number(digits.slice(2, 4))
-  const day = Number(digits.slice(4, 6))
-  return month >= 1 && month <= 12 && day >= 1 && day <= 31
-}
 
 const digest = (value: unknown): string =>
   createHash("sha256").update(JSON.stringify(value)).digest("base64url").slice(0, 22)
@@ -213,10 +204,12 @@ export const make = Effect.gen(function*() {
     readonly provenance?: ReadonlyArray<ProvenanceEntry>
     readonly rowsExamined?: number
     readonly truncated?: boolean
+    /** Coverage rows the caller already read for this publication (saves the query). */
+    readonly coverageRows?: ReadonlyArray<SourceCoverage>
   }): Effect.Effect<EnvelopeOf<R>, never, RequestContext> =>
     Effect.gen(function*() {
       const { requestId } = yield* RequestContext
-      const coverageRows = yield* corpus.coverage(parts.publication.snapshotId)
+      const coverageRows = parts.coverageRows ?? (yield* corpus.coverage(parts.publication.snapshotId))
       const now = yield* Clock.currentTimeMillis
       return {
         schemaVersion: SCHEMA_VERSION,
@@ -339,8 +332,8 @@ export const make = Effect.gen(function*() {
 
       let rfc: string | undefined
       if (input.rfc !== undefined) {
-        const normalized = input.rfc.trim().toUpperCase().replaceAll(/[\s-]/g, "")
-        if (!(RFC_MORAL.test(normalized) || RFC_FISICA.test(normalized)) || !validRfcDate(normalized)) {
+        const normalized = parseRfc(input.rfc)
+        if (normalized === undefined) {
           return yield* refuse(
             "invalid_field_value",
             `"${input.rfc}" is not a well-formed RFC.`,
@@ -520,6 +513,7 @@ export const make = Effect.gen(function*() {
         provenance: projected.map((p) => p.provenance),
         page: { limit, returned: projected.length, hasMore, nextCursor },
         categories: ["supplier_or_organization_evidence"],
+        coverageRows,
         warnings,
         rowsExamined,
         truncated: hasMore
