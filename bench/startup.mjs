@@ -1,9 +1,16 @@
 #!/usr/bin/env node
-// Start-up time and memory of `npm start`, as ratios to a bare node:http server measured in the same run.
+// Start-up time and memory of `npm start` and of the stdio MCP server, as ratios to bare node baselines
+// measured in the same run.
 // Usage: node bench/startup.mjs [runs=3]
-// Each run starts the command, polls GET /openapi.json (or / for the baseline) until it answers, then reads the
-// resident memory of the whole process tree from /proc. "cold" starts on an empty data folder (migrations and
-// demo corpus load); "warm" restarts on the folder the cold run left.
+//
+// HTTP: each run starts the command and polls three URLs: GET /health (the process answers), GET /openapi.json
+// (the API is served: database open and migrated) and GET /ready (200 once a corpus publication is active).
+// Resident memory is the sum over the process tree (npm, tsx and node) from /proc, read when /ready turns 200.
+// "cold" starts on an empty data folder (database created, migrations, demo corpus loaded in the background);
+// "warm" restarts on the folder the cold run left. The baseline is a bare node:http server started the same way.
+// stdio MCP: time from spawning `node --import tsx examples/mcp-stdio/src/main.ts` until its answer to an
+// `initialize` request written at once, cold (empty folder) and warm; the baseline is a bare node process that
+// answers the first stdin line.
 import { spawn } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -11,6 +18,7 @@ import { join } from "node:path"
 
 const runs = Number(process.argv[2] ?? 3)
 const root = new URL("..", import.meta.url).pathname
+const deadlineMs = 300_000
 
 const children = (pid) => {
   const out = []
@@ -38,51 +46,130 @@ const treeRssMb = (pid) => {
   return kb / 1024
 }
 
-const measure = (command, args, env, path) =>
-  new Promise((resolve, reject) => {
-    const port = 20000 + Math.floor(Math.random() * 20000)
-    const started = performance.now()
-    const child = spawn(command, args, { cwd: root, env: { ...process.env, ...env, PORT: String(port) }, stdio: "ignore", detached: true })
-    const deadline = started + 180_000
-    const poll = async () => {
-      try {
-        const response = await fetch(`http://127.0.0.1:${port}${path}`)
-        if (response.ok) {
-          const ms = performance.now() - started
-          await new Promise((r) => setTimeout(r, 300))
-          const rss = treeRssMb(child.pid)
-          process.kill(-child.pid, "SIGTERM")
-          return resolve({ ms, rss })
-        }
-      } catch {}
-      if (performance.now() > deadline) {
-        process.kill(-child.pid, "SIGKILL")
-        return reject(new Error(`${command} did not answer`))
-      }
-      setTimeout(poll, 50)
+const answers = async (url) => {
+  try {
+    return (await fetch(url)).status === 200
+  } catch {
+    return false
+  }
+}
+
+const stop = (child) =>
+  new Promise((resolve) => {
+    child.once("exit", resolve)
+    try {
+      process.kill(-child.pid, "SIGTERM")
+    } catch {
+      resolve()
     }
+  })
+
+// Polls each path until it answers 200 and records when; RSS is read once the last one answers.
+const measureHttp = async (command, args, env, paths) => {
+  const port = 20000 + Math.floor(Math.random() * 20000)
+  const started = performance.now()
+  const child = spawn(command, args, { cwd: root, env: { ...process.env, ...env, PORT: String(port) }, stdio: "ignore", detached: true })
+  const times = {}
+  try {
+    for (const [name, path] of Object.entries(paths)) {
+      while (!(await answers(`http://127.0.0.1:${port}${path}`))) {
+        if (performance.now() - started > deadlineMs) throw new Error(`${command} ${args.join(" ")}: ${path} did not answer`)
+        if (child.exitCode !== null) throw new Error(`${command} ${args.join(" ")} exited with ${child.exitCode}`)
+        await new Promise((r) => setTimeout(r, 25))
+      }
+      times[name] = performance.now() - started
+    }
+    await new Promise((r) => setTimeout(r, 300))
+    return { ...times, rss: treeRssMb(child.pid) }
+  } finally {
+    await stop(child)
+  }
+}
+
+const initialize = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "bench", version: "0" } }
+})
+
+const measureStdio = (command, args, env) =>
+  new Promise((resolve, reject) => {
+    const started = performance.now()
+    const child = spawn(command, args, { cwd: root, env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "ignore"], detached: true })
+    const timer = setTimeout(() => {
+      stop(child)
+      reject(new Error(`${command} ${args.join(" ")} did not answer initialize`))
+    }, deadlineMs)
+    let out = ""
+    child.stdout.on("data", (chunk) => {
+      out += chunk
+      if (out.includes('"id":1')) {
+        const ms = performance.now() - started
+        clearTimeout(timer)
+        const rss = treeRssMb(child.pid)
+        stop(child).then(() => resolve({ initialize: ms, rss }))
+      }
+    })
     child.on("error", reject)
-    poll()
+    child.stdin.write(`${initialize}\n`)
   })
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
-const rows = { baseline: [], cold: [], warm: [] }
+const pause = () => new Promise((r) => setTimeout(r, 1000))
+
+const http = { baseline: [], cold: [], warm: [], "warm, node --import tsx": [] }
+const stdio = { baseline: [], cold: [], warm: [] }
+const server = { DATABASE_URL: "" }
+const stdioEnv = { SERVICE_API_KEY: "svc_key_bench_startup_0123456789abcdef", SERVICE_BOOTSTRAP_DEMO: "1", DATABASE_URL: "" }
+const baselineHttp = "require('node:http').createServer((q, s) => s.end('ok')).listen(process.env.PORT, '127.0.0.1')"
+const baselineStdio = "process.stdin.once('data', () => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: 1, result: {} }) + '\\n'))"
+const all = { health: "/health", api: "/openapi.json", ready: "/ready" }
+
 for (let i = 0; i < runs; i++) {
-  rows.baseline.push(await measure("node", ["-e", "require('node:http').createServer((q, s) => s.end('ok')).listen(process.env.PORT, '127.0.0.1')"], {}, "/"))
+  const first = await measureHttp("node", ["-e", baselineHttp], {}, { health: "/" })
+  http.baseline.push({ ...first, api: first.health, ready: first.health })
   const data = mkdtempSync(join(tmpdir(), "bench-start-"))
-  const env = { SERVICE_DATA_DIR: data, DATABASE_URL: "" }
-  rows.cold.push(await measure("npm", ["start", "--silent"], env, "/openapi.json"))
-  await new Promise((r) => setTimeout(r, 1000))
-  rows.warm.push(await measure("npm", ["start", "--silent"], env, "/openapi.json"))
-  await new Promise((r) => setTimeout(r, 1000))
+  http.cold.push(await measureHttp("npm", ["start", "--silent"], { ...server, SERVICE_DATA_DIR: data }, all))
+  await pause()
+  http.warm.push(await measureHttp("npm", ["start", "--silent"], { ...server, SERVICE_DATA_DIR: data }, all))
+  await pause()
+  http["warm, node --import tsx"].push(
+    await measureHttp("node", ["--import", "tsx", "examples/server/src/main.ts"], { ...server, SERVICE_DATA_DIR: data }, all)
+  )
+  await pause()
   rmSync(data, { recursive: true, force: true })
+
+  stdio.baseline.push(await measureStdio("node", ["-e", baselineStdio], {}))
+  const stdioData = mkdtempSync(join(tmpdir(), "bench-stdio-"))
+  const stdioArgs = ["--import", "tsx", "examples/mcp-stdio/src/main.ts"]
+  stdio.cold.push(await measureStdio("node", stdioArgs, { ...stdioEnv, SERVICE_DATA_DIR: stdioData }))
+  await pause()
+  stdio.warm.push(await measureStdio("node", stdioArgs, { ...stdioEnv, SERVICE_DATA_DIR: stdioData }))
+  await pause()
+  rmSync(stdioData, { recursive: true, force: true })
 }
-const base = { ms: median(rows.baseline.map((r) => r.ms)), rss: median(rows.baseline.map((r) => r.rss)) }
-console.log(`runs: ${runs} (medians)`)
-console.log("| start | time to first answer | ratio to baseline | RSS of process tree | ratio to baseline |")
+
+const ms = (x) => `${Math.round(x).toLocaleString("en-US")} ms`
+const ratio = (x, base) => `${(x / base).toFixed(1)}x`
+const pick = (list, key) => median(list.map((r) => r[key]))
+const base = { health: pick(http.baseline, "health"), rss: pick(http.baseline, "rss") }
+console.log(`runs: ${runs} (medians); HTTP times from spawn, RSS of the process tree when /ready answers 200`)
+console.log("")
+console.log("| HTTP start | /health answers | /openapi.json (API served) | /ready 200 (corpus published) | RSS |")
 console.log("| - | - | - | - | - |")
-for (const [name, list] of Object.entries(rows)) {
-  const ms = median(list.map((r) => r.ms))
-  const rss = median(list.map((r) => r.rss))
-  console.log(`| ${name} | ${ms.toFixed(0)} ms | ${(ms / base.ms).toFixed(1)}x | ${rss.toFixed(0)} MB | ${(rss / base.rss).toFixed(1)}x |`)
+for (const [name, list] of Object.entries(http)) {
+  const cell = (key) => `${ms(pick(list, key))} (${ratio(pick(list, key), base.health)})`
+  console.log(`| ${name} | ${cell("health")} | ${cell("api")} | ${cell("ready")} | ${Math.round(pick(list, "rss"))} MB (${ratio(pick(list, "rss"), base.rss)}) |`)
+}
+const stdioBase = { initialize: pick(stdio.baseline, "initialize"), rss: pick(stdio.baseline, "rss") }
+console.log("")
+console.log("| stdio MCP start | initialize answered | RSS at that point |")
+console.log("| - | - | - |")
+for (const [name, list] of Object.entries(stdio)) {
+  console.log(
+    `| ${name} | ${ms(pick(list, "initialize"))} (${ratio(pick(list, "initialize"), stdioBase.initialize)}) | ${Math.round(pick(list, "rss"))} MB (${
+      ratio(pick(list, "rss"), stdioBase.rss)
+    }) |`
+  )
 }

@@ -1,17 +1,28 @@
 /**
- * The `service` binary as a user runs it: `node bin/service.js ...` in its own process (TypeScript loaded by
- * tsx, no build), against the real HTTP server listening on a free port over a migrated test database with the
- * demo corpus published.
+ * The `service` command line against the example server (what `npm start` runs) listening on a free port over
+ * a migrated test database with the demo corpus published.
+ *
+ * Behaviour is checked in-process (`InProcess.run`: the same tree, calls and exit codes, output captured),
+ * on every database engine. The binary itself is spawned only where the process boundary is the point, once:
+ * exit codes as a shell sees them, results on stdout and failures on stderr, and no colour in piped output.
+ * No test measures or bounds a duration.
  */
 import * as HttpServer from "@effect/platform/HttpServer"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { assert, layer } from "@effect/vitest"
+import * as App from "@service/app/App"
+import * as Format from "@service/cli/Format"
+import * as InProcess from "@service/cli/InProcess"
 import { Crypto } from "@service/core/Crypto"
 import * as AppLayer from "@service/example-server/AppLayer"
 import { ensureDemo } from "@service/example-server/Bootstrap"
 import * as Server from "@service/example-server/Server"
-import * as DemoCorpus from "@service/market-contract/DemoCorpus"
+import * as MarketOperations from "@service/market-contract/Operations"
 import { forbiddenValues } from "@service/market-contract/ProjectionAudit"
+import * as DemoCorpus from "@service/market-warehouse/DemoCorpus"
 import * as TestDatabase from "@service/storage/TestDatabase"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -25,7 +36,9 @@ const binPath = fileURLToPath(new URL("../bin/service.js", import.meta.url))
 const packageDir = fileURLToPath(new URL("..", import.meta.url))
 
 /** Exit codes documented in packages/cli/README.md. */
-const EXIT = { ok: 0, refused: 3, denied: 4, unreachable: 5 } as const
+const EXIT = { ok: 0, usage: 2, refused: 3, denied: 4, unreachable: 5 } as const
+// eslint-disable-next-line no-control-regex
+const ESC = /\u001b/
 
 interface Run {
   readonly code: number
@@ -34,15 +47,16 @@ interface Run {
 }
 
 /**
- * Runs the binary with an explicit environment, so nothing from the test runner's environment (such as a
- * developer's SERVICE_API_KEY) leaks in.
+ * Spawns the binary with an explicit environment (nothing from the runner's, such as a developer's
+ * SERVICE_API_KEY or FORCE_COLOR, leaks in) and its output piped. No time limit: on a busy machine a start
+ * is slow, not wrong; an interrupted test kills the child.
  */
-const service = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Effect.Effect<Run> =>
+const spawn = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Effect.Effect<Run> =>
   Effect.async<Run>((resume) => {
     const child = execFile(
       process.execPath,
       [binPath, ...args],
-      { cwd: packageDir, env, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 },
+      { cwd: packageDir, env: { PATH: process.env["PATH"] ?? "", ...env }, maxBuffer: 16 * 1024 * 1024 },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1
         resume(Effect.succeed({ code, stdout, stderr }))
@@ -51,14 +65,22 @@ const service = (args: ReadonlyArray<string>, env: Record<string, string> = {}):
     return Effect.sync(() => void child.kill())
   })
 
-/** The base URL of the server under test, and the key of workspace `demo`. */
+const options = { groups: App.groups, summaries: Format.marketSummaries(MarketOperations) }
+
+/** Runs the command line in-process, with only `env` visible to Config. */
+const service = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+  InProcess.run(args, options).pipe(
+    Effect.provide(NodeContext.layer),
+    Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+  )
+
+/** The base URL of the server under test. */
 class Target extends Context.Tag("Target")<Target, { readonly baseUrl: string }>() {}
 
 const target = Layer.effect(
   Target,
   Effect.gen(function*() {
-    const server = yield* HttpServer.HttpServer
-    const address = server.address
+    const address = (yield* HttpServer.HttpServer).address
     if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
     return { baseUrl: `http://127.0.0.1:${address.port}` }
   })
@@ -84,14 +106,17 @@ const resultsOf = (envelope: unknown): ReadonlyArray<Record<string, unknown>> =>
     : []
 }
 
+const [first] = TestDatabase.targets()
+
 for (const database of TestDatabase.targets()) {
   const Env = target.pipe(
     Layer.provideMerge(Server.layer({ port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(prepared),
-    Layer.provideMerge(AppLayer.make(database.layer, Crypto.layerTest))
+    Layer.provideMerge(AppLayer.make(database.layer, Crypto.layerTest)),
+    Layer.provideMerge(NodeHttpClient.layerUndici)
   )
 
-  layer(Env, { timeout: "180 seconds", excludeTestServices: true })(`service binary against the server on ${database.name}`, (it) => {
+  layer(Env, { timeout: "180 seconds", excludeTestServices: true })(`service against the server on ${database.name}`, (it) => {
     it.effect("search --json prints the full envelope with rows", () =>
       Effect.gen(function*() {
         const { baseUrl } = yield* Target
@@ -105,12 +130,11 @@ for (const database of TestDatabase.targets()) {
         assert.isAbove(resultsOf(envelope).length, 0)
       }))
 
-    it.effect("search prints a compact summary that names a row, with settings from the environment", () =>
+    it.effect("search prints a summary that names a row and the next page's command, with settings from the environment", () =>
       Effect.gen(function*() {
         const { baseUrl } = yield* Target
         const json = yield* service([...connection(baseUrl), "market", "suppliers", "search", "--state", "Zacatecas", "--scian-codes", "212", "--limit", "3", "--json"])
-        const first = resultsOf(parseJson(json.stdout))[0]
-        const name = first === undefined ? undefined : first["name"]
+        const name = resultsOf(parseJson(json.stdout))[0]?.["name"]
         assert.isString(name)
         const run = yield* service(
           ["market", "suppliers", "search", "--state", "Zacatecas", "--scian-codes", "212", "--limit", "3"],
@@ -118,7 +142,12 @@ for (const database of TestDatabase.targets()) {
         )
         assert.strictEqual(run.code, EXIT.ok, run.stderr)
         assert.include(run.stdout, `1. ${String(name)}`)
-        assert.match(run.stdout, /shown 3, more: yes — next: service market suppliers search .*--cursor \S+/)
+        const next = /more: yes — next: (service market suppliers search .*--cursor \S+)$/m.exec(run.stdout)?.[1]
+        assert.isString(next)
+        // The printed command reads the next page as printed.
+        const page = yield* service([...connection(baseUrl), ...(next ?? "").split(" ").slice(1), "--json"])
+        assert.strictEqual(page.code, EXIT.ok, page.stderr)
+        assert.notInclude(page.stdout, `"record_fingerprint": "${String(resultsOf(parseJson(json.stdout))[0]?.["record_fingerprint"])}"`)
       }))
 
     it.effect("get works with a ref copied from a search", () =>
@@ -126,12 +155,11 @@ for (const database of TestDatabase.targets()) {
         const { baseUrl } = yield* Target
         const search = yield* service([...connection(baseUrl), "market", "suppliers", "search", "--state", "Zacatecas", "--scian-codes", "212", "--limit", "1", "--json"])
         const row = resultsOf(parseJson(search.stdout))[0]
-        const ref = row === undefined ? undefined : row["record_ref"]
+        const ref = row?.["record_ref"]
         assert.isString(ref)
         const json = yield* service([...connection(baseUrl), "market", "suppliers", "get", String(ref), "--json"])
         assert.strictEqual(json.code, EXIT.ok, json.stderr)
-        const envelope = parseJson(json.stdout)
-        assert.propertyVal(envelope, "operation", "get_supplier")
+        assert.propertyVal(parseJson(json.stdout), "operation", "get_supplier")
         const summary = yield* service([...connection(baseUrl), "market", "suppliers", "get", String(ref)])
         assert.strictEqual(summary.code, EXIT.ok, summary.stderr)
         assert.include(summary.stdout, String(row?.["name"]))
@@ -139,21 +167,20 @@ for (const database of TestDatabase.targets()) {
         assert.include(summary.stdout, `fingerprint: ${String(row?.["record_fingerprint"])}`)
       }))
 
-    it.effect("a tampered ref exits with the refusal code and prints invalid_record_ref", () =>
+    it.effect("a tampered ref is refused with invalid_record_ref and the server's status", () =>
       Effect.gen(function*() {
         const { baseUrl } = yield* Target
         const search = yield* service([...connection(baseUrl), "market", "suppliers", "search", "--state", "Zacatecas", "--limit", "1", "--json"])
-        const row = resultsOf(parseJson(search.stdout))[0]
-        const ref = String(row?.["record_ref"])
+        const ref = String(resultsOf(parseJson(search.stdout))[0]?.["record_ref"])
         const tampered = `${ref.slice(0, -4)}${ref.endsWith("AAAA") ? "BBBB" : "AAAA"}`
         const run = yield* service([...connection(baseUrl), "market", "suppliers", "get", tampered])
         assert.strictEqual(run.code, EXIT.refused, run.stderr)
+        assert.include(run.stderr, "error: market-data refused (HTTP 404")
         assert.include(run.stderr, "semantic_code: invalid_record_ref")
-        assert.include(run.stderr, "recovery.action:")
         assert.strictEqual(run.stdout, "")
       }))
 
-    it.effect("a bad API key exits with the authentication code", () =>
+    it.effect("a bad API key is denied", () =>
       Effect.gen(function*() {
         const { baseUrl } = yield* Target
         const run = yield* service([...connection(baseUrl, "svc_key_wrong_0123456789abcdef"), "market", "capabilities"])
@@ -191,11 +218,46 @@ for (const database of TestDatabase.targets()) {
         for (const output of outputs) for (const needle of scan) assert.notInclude(output, needle)
       }))
 
-    it.effect("a server that is not listening exits with the connection code", () =>
-      Effect.gen(function*() {
-        const run = yield* service([...connection("http://127.0.0.1:9"), "market", "capabilities"])
-        assert.strictEqual(run.code, EXIT.unreachable, run.stderr)
-        assert.include(run.stderr, "could not reach http://127.0.0.1:9")
-      }))
+    if (database === first) {
+      // The process boundary: one spawn per outcome a shell script tells apart.
+      it.effect("the binary: results on stdout, exit 0; piped output has no colour", () =>
+        Effect.gen(function*() {
+          const { baseUrl } = yield* Target
+          const run = yield* spawn([...connection(baseUrl), "market", "suppliers", "search", "--state", "Zacatecas", "--limit", "2", "--json"])
+          assert.strictEqual(run.code, EXIT.ok, run.stderr)
+          assert.strictEqual(run.stderr, "")
+          assert.propertyVal(parseJson(run.stdout), "operation", "search_suppliers")
+          const help = yield* spawn(["market", "suppliers", "search", "--help"])
+          assert.strictEqual(help.code, EXIT.ok, help.stderr)
+          assert.include(help.stdout, "[--scian-codes <text>...]")
+          assert.notMatch(help.stdout, ESC)
+        }), { timeout: 0 })
+
+      it.effect("the binary: a refusal exits 3 with the block on stderr and nothing on stdout", () =>
+        Effect.gen(function*() {
+          const { baseUrl } = yield* Target
+          const run = yield* spawn([...connection(baseUrl), "market", "suppliers", "get", "not-a-ref", "--json"])
+          assert.strictEqual(run.code, EXIT.refused, run.stderr)
+          assert.strictEqual(run.stdout, "")
+          assert.nestedPropertyVal(parseJson(run.stderr), "market_data.semantic_code", "invalid_record_ref")
+        }), { timeout: 0 })
+
+      it.effect("the binary: usage 2, denied 4, unreachable 5, each on stderr without colour", () =>
+        Effect.gen(function*() {
+          const { baseUrl } = yield* Target
+          const usage = yield* spawn(["market", "suppliers", "count"])
+          assert.strictEqual(usage.code, EXIT.usage, usage.stderr)
+          assert.include(usage.stderr, "Use one of: search, get.")
+          const denied = yield* spawn(["market", "capabilities"], { SERVICE_BASE_URL: baseUrl })
+          assert.strictEqual(denied.code, EXIT.denied, denied.stderr)
+          const unreachable = yield* spawn([...connection("http://127.0.0.1:9"), "market", "capabilities"])
+          assert.strictEqual(unreachable.code, EXIT.unreachable, unreachable.stderr)
+          assert.include(unreachable.stderr, "could not reach http://127.0.0.1:9")
+          for (const run of [usage, denied, unreachable]) {
+            assert.strictEqual(run.stdout, "")
+            assert.notMatch(run.stderr, ESC)
+          }
+        }), { timeout: 0 })
+    }
   })
 }

@@ -19,12 +19,16 @@ import * as LocalKeys from "@service/core/LocalKeys"
 import { Authenticator } from "@service/core/Authenticator"
 import * as CoreMigrations from "@service/core/CoreMigrations"
 import { WorkspaceSlug } from "@service/core/Ids"
-import * as DemoCorpus from "@service/market-contract/DemoCorpus"
+import * as Meter from "@service/core/Meter"
+import * as RateLimiter from "@service/core/RateLimiter"
+import * as DemoLoad from "@service/example-server/DemoLoad"
 import * as MarketLayer from "@service/market-contract/MarketLayer"
-import * as MarketMigrations from "@service/market-contract/MarketMigrations"
+import * as MarketMigrations from "@service/market-warehouse/MarketMigrations"
+import * as MarketOperations from "@service/market-contract/Operations"
 import * as McpHandler from "@service/mcp/McpHandler"
 import * as Database from "@service/storage/Database"
 import * as Migrations from "@service/storage/Migrations"
+import * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -32,7 +36,8 @@ import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 
-const serverInfo = { name: "service-market", version: "0.1.0" } as const
+// The same name as the streamable HTTP server at /mcp: one server, two transports.
+const serverInfo = { name: "service", version: "0.1.0" } as const
 
 const DEMO_WORKSPACE = WorkspaceSlug.make("demo")
 
@@ -57,10 +62,24 @@ const bootstrapDemo = (apiKey: Redacted.Redacted<string>) =>
     yield* Effect.logInfo("Registered SERVICE_API_KEY in workspace demo")
   })
 
-const program = Effect.gen(function*() {
-  const loaded = yield* DemoCorpus.ensureLoaded
-  if (Option.isSome(loaded)) yield* Effect.logInfo(`Loaded the demo corpus (${loaded.value.publication.snapshotId})`)
+// In the background, so `initialize` is answered at once: until the corpus is published, market tools answer
+// serving_projection_unavailable (retryable). A load stopped halfway is resumed by the next start.
+const loadDemoCorpus = DemoLoad.ensureLoaded((event) =>
+  event._tag === "FileLoaded"
+    ? Effect.logInfo(`Demo corpus ${event.done}/${event.total}: ${event.file}`)
+    : event._tag === "Started"
+    ? Effect.logInfo(`Loading the demo corpus (${event.total - event.alreadyLoaded} of ${event.total} files to go)`)
+    : Effect.void
+).pipe(
+  Effect.tap(Option.match({
+    onNone: () => Effect.void,
+    onSome: (loaded) =>
+      Effect.logInfo(`Published the demo corpus ${loaded.publication.snapshotId}: ${DemoLoad.describeRows(loaded.rows)}`)
+  })),
+  Effect.catchAllCause((cause) => Effect.logError("Could not load the demo corpus", cause))
+)
 
+const program = Effect.gen(function*() {
   const apiKey = yield* Config.redacted("SERVICE_API_KEY")
   if (yield* Config.withDefault(Config.boolean("SERVICE_BOOTSTRAP_DEMO"), false)) yield* bootstrapDemo(apiKey)
   const authenticator = yield* Authenticator
@@ -70,8 +89,13 @@ const program = Effect.gen(function*() {
     )
   )
 
+  // Forked only now: the catalogs load holds the one embedded connection for about a second.
+  yield* Effect.forkScoped(loadDemoCorpus)
   yield* Effect.logInfo(`Serving MCP on stdio for workspace ${principal.workspace.slug}`)
-  yield* McpHandler.serveStdio({ ...serverInfo, principal })
+  // Every call is scope-checked, rate-limited and metered like on HTTP (core.usage, core.rate_windows).
+  yield* McpHandler.serveStdio({ ...serverInfo, principal, groups: [MarketOperations.group] }).pipe(
+    Effect.provide(Layer.mergeAll(Meter.layerSql, RateLimiter.layerSql))
+  )
 })
 
 // The database is migrated while it is built, so nothing reads it before its schema exists.
@@ -84,12 +108,21 @@ const AppLive = Layer.mergeAll(MarketLayer.layer, Accounts.layerSql).pipe(
   Layer.provideMerge(DatabaseLive)
 )
 
+const describe = (error: unknown): string =>
+  typeof error === "object" && error !== null && "message" in error && typeof error.message === "string" && error.message.length > 0
+    ? error.message
+    : String(error)
+
 // stdout belongs to the protocol: every log line goes to stderr.
 const StderrLogger = Logger.replace(Logger.defaultLogger, Logger.prettyLogger({ stderr: true, colors: false }))
 
 program.pipe(
+  Effect.scoped,
   Effect.provide(AppLive),
-  Effect.tapErrorCause((cause) => Effect.logError("mcp-stdio stopped", cause)),
+  // One line on stderr that says what to change (a data folder in use, a missing SERVICE_API_KEY...).
+  Effect.tapErrorCause((cause) =>
+    Cause.isInterruptedOnly(cause) ? Effect.void : Effect.logError(`mcp-stdio stopped: ${describe(Cause.squash(cause))}`)
+  ),
   Effect.provide(StderrLogger),
   NodeRuntime.runMain({ disablePrettyLogger: true, disableErrorReporting: true })
 )

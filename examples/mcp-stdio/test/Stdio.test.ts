@@ -1,53 +1,53 @@
+import * as Operation from "@service/core/Operation"
+import * as MarketOperations from "@service/market-contract/Operations"
 import { assert, describe, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/client"
-import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as NodeFs from "node:fs/promises"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
+import { ServerProcess } from "./support/ServerProcess.js"
 
 const packageDirectory = fileURLToPath(new URL("..", import.meta.url))
 const apiKey = "svc_key_stdio_test_0123456789abcdef"
+
+// Hang guards only: the server is asked nothing before it says it is serving, so no step races a timer.
+const hangGuard = 10 * 60_000
+const requestOptions = { timeout: hangGuard }
 
 const temporaryDataDirectory = Effect.acquireRelease(
   Effect.promise(() => NodeFs.mkdtemp(NodePath.join(NodeOs.tmpdir(), "mcp-stdio-"))),
   (directory) => Effect.promise(() => NodeFs.rm(directory, { recursive: true, force: true }))
 )
 
-// The server as a separate process, exactly as an MCP client starts it. The environment is the SDK's safe
-// default plus ours, so a DATABASE_URL of the test run never reaches it: it always runs on PGlite.
+// The server as a separate process, started the way a local MCP client starts it; always on PGlite.
 const session = (dataDirectory: string, mode: "auto" | "legacy") => {
-  const stderr: Array<string> = []
   const errors: Array<Error> = []
+  const server = new ServerProcess({
+    cwd: packageDirectory,
+    args: ["--import", "tsx", "src/main.ts"],
+    env: { SERVICE_DATA_DIR: dataDirectory, SERVICE_API_KEY: apiKey, SERVICE_BOOTSTRAP_DEMO: "1" }
+  })
   return Effect.acquireRelease(
     Effect.tryPromise({
       try: async () => {
-        const transport = new StdioClientTransport({
-          command: process.execPath,
-          args: ["--import", "tsx", "src/main.ts"],
-          cwd: packageDirectory,
-          env: {
-            ...getDefaultEnvironment(),
-            SERVICE_DATA_DIR: dataDirectory,
-            SERVICE_API_KEY: apiKey,
-            SERVICE_BOOTSTRAP_DEMO: "1"
-          },
-          stderr: "pipe"
-        })
-        transport.stderr?.on("data", (chunk) => stderr.push(String(chunk)))
         const client = new Client({ name: "stdio-test", version: "0.0.0" }, { versionNegotiation: { mode } })
         // Anything on stdout that is not a protocol message surfaces here.
         client.onerror = (error) => errors.push(error)
-        await client.connect(transport, { timeout: 120_000 })
+        await client.connect(server, requestOptions)
         return client
       },
-      catch: (cause) => new Error(`Could not start the stdio server: ${String(cause)}\n${stderr.join("")}`)
+      catch: (cause) => new Error(`Could not start the stdio server: ${String(cause)}\n${server.stderr}`)
     }).pipe(Effect.orDie),
+    // Waits for the process to exit on its own, so the next start finds a closed database.
     (client) => Effect.promise(() => client.close())
-  ).pipe(Effect.map((client) => ({ client, errors, stderr })))
+  ).pipe(Effect.map((client) => ({ client, errors, server })))
 }
+
+const call = (client: Client, name: string, args: Readonly<Record<string, unknown>>) =>
+  Effect.promise(() => client.callTool({ name, arguments: { ...args } }, requestOptions))
 
 const SearchResult = Schema.Struct({
   schemaVersion: Schema.Literal("market-data/domain/1"),
@@ -61,28 +61,33 @@ const SingleResult = Schema.Struct({
   results: Schema.Struct({ record_fingerprint: Schema.String })
 })
 
+const Refusal = Schema.Struct({
+  code: Schema.Literal("VALIDATION_FAILED"),
+  request_id: Schema.String,
+  market_data: Schema.Struct({ semantic_code: Schema.String, field: Schema.String, suggested_correction: Schema.String })
+})
+
 describe("mcp-stdio", () => {
-  it.scoped("serves the market tools over stdio and keeps its keys across restarts", () =>
+  it.scoped("serves the market tools over stdio for the configured key and keeps its keys across restarts", () =>
     Effect.gen(function*() {
       const dataDirectory = yield* temporaryDataDirectory
 
       // First start: migrates, loads the demo corpus, generates keys.json, registers the demo key.
       const first = yield* Effect.scoped(Effect.gen(function*() {
-        const { client, errors, stderr } = yield* session(dataDirectory, "legacy")
+        const { client, errors, server } = yield* session(dataDirectory, "legacy")
         assert.strictEqual(client.getNegotiatedProtocolVersion(), "2025-11-25")
-        const { tools } = yield* Effect.promise(() => client.listTools())
-        assert.deepStrictEqual(tools.map((tool) => tool.name).sort(), [
-          "service_market_capabilities",
-          "service_market_get_supplier",
-          "service_market_search_suppliers"
-        ])
-        const result = yield* Effect.promise(() =>
-          client.callTool({ name: "service_market_search_suppliers", arguments: { state: "Zacatecas", scian_codes: ["212"] } })
+        const { tools } = yield* Effect.promise(() => client.listTools(undefined, requestOptions))
+        assert.deepStrictEqual(
+          tools.map((tool) => tool.name).sort(),
+          Operation.servedOn(MarketOperations.group, "mcp").map((op) => Operation.toolName("service", "market", op.name)).sort()
         )
+        // The demo corpus loads in the background after the server answers; reads wait for its publication.
+        yield* Effect.promise(() => server.waitForStderr(/Published the demo corpus/))
+        const result = yield* call(client, "service_market_search_suppliers", { state: "Zacatecas", scian_codes: ["212"] })
         assert.notStrictEqual(result.isError, true, JSON.stringify(result.content))
         const search = Schema.decodeUnknownSync(SearchResult)(result.structuredContent)
         assert.strictEqual(search.shown, search.results.length)
-        assert.deepStrictEqual(errors, [], stderr.join(""))
+        assert.deepStrictEqual(errors, [], server.stderr)
         return search.results[0]
       }))
 
@@ -90,13 +95,18 @@ describe("mcp-stdio", () => {
       assert.strictEqual(keys.mode & 0o777, 0o600)
 
       // Second start on the same folder, modern era: a ref sealed by the first process still opens.
-      const { client, errors, stderr } = yield* session(dataDirectory, "auto")
+      const { client, errors, server } = yield* session(dataDirectory, "auto")
       assert.strictEqual(client.getNegotiatedProtocolVersion(), "2026-07-28")
-      const got = yield* Effect.promise(() =>
-        client.callTool({ name: "service_market_get_supplier", arguments: { record_ref: first.record_ref } })
-      )
+      const got = yield* call(client, "service_market_get_supplier", { record_ref: first.record_ref })
       assert.notStrictEqual(got.isError, true, JSON.stringify(got.content))
       assert.strictEqual(Schema.decodeUnknownSync(SingleResult)(got.structuredContent).results.record_fingerprint, first.record_fingerprint)
-      assert.deepStrictEqual(errors, [], stderr.join(""))
-    }), { timeout: 300_000 })
+
+      // A refusal carries the market_data block, with the next working call.
+      const refused = yield* call(client, "service_market_search_suppliers", { state: "Zacatecas", colour: "blue" })
+      assert.isTrue(refused.isError)
+      const refusal = Schema.decodeUnknownSync(Refusal)(refused.structuredContent)
+      assert.strictEqual(refusal.market_data.field, "colour")
+      assert.isNotEmpty(refusal.market_data.suggested_correction)
+      assert.deepStrictEqual(errors, [], server.stderr)
+    }), { timeout: 2 * hangGuard })
 })

@@ -8,9 +8,9 @@ import * as Accounts from "@service/core/Accounts"
 import * as CoreMigrations from "@service/core/CoreMigrations"
 import type { Crypto } from "@service/core/Crypto"
 import { withFreshRequest } from "@service/core/RequestContext"
-import * as DemoCorpus from "@service/market-contract/DemoCorpus"
+import * as DemoCorpus from "@service/market-warehouse/DemoCorpus"
 import * as MarketLayer from "@service/market-contract/MarketLayer"
-import * as MarketMigrations from "@service/market-contract/MarketMigrations"
+import * as MarketMigrations from "@service/market-warehouse/MarketMigrations"
 import * as Operations from "@service/market-contract/Operations"
 import * as Projection from "@service/market-contract/Projection"
 import { type BeltEntry, ResearchBelt } from "@service/market-contract/ResearchBelt"
@@ -63,7 +63,8 @@ export const run = (states: ReadonlyArray<string> = ["Zacatecas", "Sonora", "Chi
     const belt = yield* ResearchBelt
     const entries = yield* belt.openSuppliers(refs)
     return {
-      question: `Non-metallic mining observations (SCIAN 212) in ${states.join(", ")}`,
+      // SCIAN 212 is "Minería de minerales metálicos y no metálicos, excepto petróleo y gas".
+      question: `Mining observations, metallic and non-metallic minerals except oil and gas (SCIAN 212), in ${states.join(", ")}`,
       searched,
       entries
     } satisfies ResearchReport

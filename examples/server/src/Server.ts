@@ -1,15 +1,45 @@
 /**
- * The node HTTP runtime: REST under /api/v1, MCP at /mcp, OpenAPI at /openapi.json, docs at /docs.
+ * The node HTTP runtime: REST under /api/v1, MCP at /mcp, OpenAPI at /openapi.json, docs at /docs, and the
+ * probes `/health` and `/ready`. `npm start` listens first with `Listener` and hands requests to {@link makeApp}
+ * once it is built; {@link layer} serves everything at once (tests, hosts).
  *
  * @since 0.1.0
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as Meter from "@service/core/Meter"
+import * as RateLimiter from "@service/core/RateLimiter"
+import * as Health from "@service/http/Health"
 import * as HttpLayer from "@service/http/HttpLayer"
+import * as MarketOperations from "@service/market-contract/Operations"
 import * as Projection from "@service/market-contract/Projection"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { createServer } from "node:http"
 import * as McpRoute from "./McpRoute.js"
+import * as ServerReadiness from "./ServerReadiness.js"
+
+/**
+ * Everything the server mounts on the `HttpApiBuilder` router. Needs the domain services (see AppLayer).
+ *
+ * @since 0.1.0 @category layers
+ */
+export const routes = Layer.mergeAll(McpRoute.layer, Health.layer, HttpLayer.layer([MarketOperations.group])).pipe(
+  // Every REST call is rate-limited and metered (core.usage, core.rate_windows), like each MCP tool call.
+  Layer.provide(Layer.mergeAll(Meter.layerSql, RateLimiter.layerSql)),
+  Layer.provide(Projection.layerAbstracted),
+  Layer.provide(ServerReadiness.layer)
+)
+
+/**
+ * The node server. Idle kept-alive connections are closed after 65 s, not Node's 5 s: a client reuses an idle
+ * connection until its own idle timeout (undici's is 4 s, counted in event-loop ticks, so later in wall
+ * time on a busy machine), and a server that closes first resets the request sent on it (ECONNRESET).
+ * The server must outlast its clients (docs/decisions/0029); `headersTimeout` stays above it, as Node requires.
+ *
+ * @since 0.1.0 @category constructors
+ */
+export const nodeServer = () => createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000 })
 
 /**
  * Serves the API on a port (0 picks a free one). Needs the domain services (see AppLayer).
@@ -18,8 +48,18 @@ import * as McpRoute from "./McpRoute.js"
  */
 export const layer = (options: { readonly port: number; readonly host: string }) =>
   HttpApiBuilder.serve().pipe(
-    Layer.provide(McpRoute.layer),
-    Layer.provide(HttpLayer.layer),
-    Layer.provide(Projection.layerAbstracted),
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port, host: options.host }))
+    Layer.provide(routes),
+    Layer.provideMerge(NodeHttpServer.layer(nodeServer, { port: options.port, host: options.host }))
   )
+
+/**
+ * The whole application as one `HttpApp`, built from the domain services; it lives as long as the scope.
+ *
+ * @since 0.1.0 @category constructors
+ */
+export const makeApp = Effect.gen(function*() {
+  const context = yield* Layer.build(
+    routes.pipe(Layer.provideMerge(Layer.mergeAll(HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer)))
+  )
+  return yield* Effect.provide(HttpApiBuilder.httpApp, context)
+})

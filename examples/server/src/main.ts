@@ -1,86 +1,70 @@
 /**
  * `npm start`: the node HTTP runtime on embedded PGlite (or PostgreSQL with DATABASE_URL), with the demo
- * corpus and workspace bootstrapped on first start.
+ * workspace bootstrapped and the demo corpus loaded on first start.
+ *
+ * It listens first: this module imports only what binding the port needs, so GET /health answers while the
+ * rest of the program (`Startup.ts`) is still loading. Then the database is opened and migrated and the API is
+ * served; the demo corpus loads in the background with progress, and until it is published market-data reads
+ * answer `serving_projection_unavailable` (503, retryable) and GET /ready answers 503.
  */
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import * as DemoCorpus from "@service/market-contract/DemoCorpus"
-import * as Database from "@service/storage/Database"
-import * as LocalKeys from "@service/core/LocalKeys"
 import * as Config from "effect/Config"
 import * as Console from "effect/Console"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
-import * as AppLayer from "./AppLayer.js"
-import { ensureDemo } from "./Bootstrap.js"
-import * as Server from "./Server.js"
-
-const startedAt = performance.now()
+import * as Ref from "effect/Ref"
+import * as Listener from "./Listener.js"
+import * as StartupFailure from "./StartupFailure.js"
+import * as Telemetry from "./Telemetry.js"
 
 const settings = Config.all({
-  port: Config.port("PORT").pipe(Config.withDefault(3000), Config.withDescription("HTTP port")),
+  port: Config.integer("PORT").pipe(
+    Config.validate({
+      message: "Expected a port number from 0 to 65535 (0 picks a free one)",
+      validation: (port) => port >= 0 && port <= 65535
+    }),
+    Config.withDefault(3000),
+    Config.withDescription("HTTP port (0 picks a free one)")
+  ),
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1"), Config.withDescription("Interface to bind")),
   demoKey: Config.option(Config.redacted("SERVICE_DEMO_API_KEY"))
 })
 
+// Reported when the start fails before the settings are read.
+let listening: StartupFailure.Listening = { port: 3000, host: "127.0.0.1" }
+
 const program = Effect.gen(function*() {
   const { demoKey, host, port } = yield* settings
-  const services = AppLayer.make(Database.layerFromConfig, LocalKeys.layer)
-  const prepared = Layer.effectDiscard(
-    Effect.gen(function*() {
-      const loaded = yield* DemoCorpus.ensureLoaded
-      if (Option.isSome(loaded)) {
-        const reports = loaded.value.reports
-        const total = (pick: (r: (typeof reports)[number]["records"]) => number) => reports.reduce((sum, r) => sum + pick(r.records), 0)
-        yield* Effect.logInfo(
-          `Loaded and published the demo corpus from ${reports.length} files: ${total((r) => r.supplierObservations)} supplier observations, ` +
-            `${total((r) => r.opportunities)} opportunities, ${total((r) => r.awards)} awards, ${total((r) => r.riskMarks)} risk marks, ` +
-            `${total((r) => r.permits)} permits`
-        )
-      }
-    })
+  listening = { port, host }
+  const app = yield* Deferred.make<Listener.App>()
+  const phase = yield* Ref.make("loading the program")
+  const server = yield* Layer.build(
+    Listener.layer({ port, host, app, starting: Effect.map(Ref.get(phase), Listener.starting) })
   )
-  return yield* Effect.gen(function*() {
-    const info = yield* Database.DatabaseInfo
-    const demo = yield* ensureDemo(demoKey)
-    const server = yield* HttpServer.HttpServer
-    const address = server.address._tag === "TcpAddress" ? server.address : undefined
-    // Print the address curl can reach as printed: the bound one, or loopback for a wildcard bind.
-    const shownHost = address === undefined || address.hostname === "0.0.0.0" || address.hostname === "::"
-      ? "127.0.0.1"
-      : address.hostname.includes(":") ? `[${address.hostname}]` : address.hostname
-    const base = `http://${shownHost}:${address?.port ?? port}`
-    const key = Redacted.value(demo.apiKey)
-    const market = `${base}/api/v1/workspaces/${demo.slug}/market-data`
-    const elapsed = Math.round(performance.now() - startedAt)
-    const rssMb = Math.round(process.memoryUsage().rss / 1024 / 1024)
-    yield* Console.log(
-      [
-        ``,
-        `service is listening on ${base}  (ready in ${elapsed} ms, RSS ${rssMb} MB, database: ${info.description})`,
-        ``,
-        `  workspace   ${demo.slug}`,
-        `  API key     ${key}`,
-        demo.apiKeyFixed
-          ? `              (fixed by SERVICE_DEMO_API_KEY)`
-          : `              (shown once; a new one is minted each start unless SERVICE_DEMO_API_KEY is set)`,
-        `  OpenAPI     ${base}/openapi.json`,
-        `  API docs    ${base}/docs`,
-        `  MCP         ${base}/mcp  (streamable HTTP; same x-api-key)`,
-        ``,
-        `Try:`,
-        `  curl -s ${market}/capabilities/compact -H 'x-api-key: ${key}'`,
-        `  curl -s -X POST ${market}/suppliers/search -H 'x-api-key: ${key}' -H 'content-type: application/json' -d '{"state":"Zacatecas","scian_codes":["212"],"limit":3}'`,
-        `  curl -s ${market}/coverage -H 'x-api-key: ${key}'`,
-        ``
-      ].join("\n")
-    )
-    return yield* Effect.never
-  }).pipe(
-    Effect.provide(Server.layer({ port, host }).pipe(Layer.provideMerge(prepared), Layer.provideMerge(services)))
-  )
+  const bound = Context.get(server, HttpServer.HttpServer).address
+  // Print the address curl can reach as printed: the bound one, or loopback for a wildcard bind.
+  const shownHost = bound._tag !== "TcpAddress" || bound.hostname === "0.0.0.0" || bound.hostname === "::"
+    ? "127.0.0.1"
+    : bound.hostname.includes(":") ? `[${bound.hostname}]` : bound.hostname
+  const base = `http://${shownHost}:${bound._tag === "TcpAddress" ? bound.port : port}`
+  yield* Effect.logInfo(`Listening on ${base} after ${Math.round(performance.now())} ms: /health answers; starting the rest`)
+  const Startup = yield* Effect.promise(() => import("./Startup.js"))
+  yield* Ref.set(phase, "opening the database and applying migrations")
+  return yield* Startup.run({ app, base, demoKey, phase })
 })
 
-program.pipe(Effect.scoped, NodeRuntime.runMain)
+program.pipe(
+  Effect.scoped,
+  Effect.provide(Telemetry.layer),
+  Effect.tapErrorCause((cause) =>
+    Option.match(StartupFailure.describeCause(cause, listening), {
+      onNone: () => Effect.void,
+      onSome: (line) => Console.error(line)
+    })
+  ),
+  NodeRuntime.runMain({ disableErrorReporting: true })
+)

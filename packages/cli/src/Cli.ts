@@ -1,46 +1,48 @@
 /**
- * The `service` command tree over the typed HTTP client:
+ * The `service` command tree, derived from any list of operation groups:
  *
  * ```text
- * service [--base-url URL] [--api-key KEY] [--workspace SLUG]
- *   market capabilities [--facets states,scian_codes] [--json]
- *   market suppliers search [--query ..] [--state ..] [--scian-codes 212,213] [--rfc ..] [--limit N]
- *                           [--query-mode auto|exact_phrase|all_terms|any_terms] [--cursor ..] [--json]
- *   market suppliers get <record-ref> [--json]
+ * <prefix> [--base-url URL] [--api-key KEY] [--workspace SLUG]
+ *   <group word> <operation words...> [<positional>] [--<field> ...] [--input-json <object>] [--json]
+ *   <operator word> ...                       (hand-written operator commands, e.g. `corpus`)
  * ```
  *
- * Flags and their help text are derived from the operations' model-facing input schemas, and every input is
- * checked against that schema before the call, so a bad value is refused with the same `market_data` block
- * the server would send.
+ * One command per operation served on the CLI; its flags come from the model-facing input schema
+ * (`InputFlags`), the call from its HTTP binding (`Remote`), its help from the tree (`Help`). The prefix is
+ * the transport's (`Operation.SurfacePrefix`, `service` unless configured), never the domain's.
+ *
+ * A run is an Effect: `runWith(argv, options)` needs an `HttpClient` and @effect/cli's environment, so tests
+ * run it in-process with a captured Console.
  *
  * @since 0.1.0
  */
-import * as Args from "@effect/cli/Args"
 import type * as CliApp from "@effect/cli/CliApp"
+import * as CliConfig from "@effect/cli/CliConfig"
 import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
+import * as Descriptor from "@effect/cli/CommandDescriptor"
+import type * as HelpDoc from "@effect/cli/HelpDoc"
+import type * as Span from "@effect/cli/HelpDoc/Span"
+import * as CliOptions from "@effect/cli/Options"
 import * as ValidationError from "@effect/cli/ValidationError"
-import * as HttpApiClient from "@effect/platform/HttpApiClient"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClient from "@effect/platform/HttpClient"
 import type * as Runtime from "@effect/platform/Runtime"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Api } from "@service/http/Api"
-import { QueryMode } from "@service/market-contract/Envelope"
-import * as Operations from "@service/market-contract/Operations"
-import { decodeInput } from "@service/market-contract/Validation"
+import * as Operation from "@service/core/Operation"
 import * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
-import * as Schema from "effect/Schema"
-import * as AST from "effect/SchemaAST"
-import * as CorpusCli from "./CorpusCli.js"
+import * as ColorPolicy from "./ColorPolicy.js"
+import * as CommandTree from "./CommandTree.js"
 import * as Failure from "./Failure.js"
 import * as Format from "./Format.js"
+import * as Help from "./Help.js"
+import * as InputFlags from "./InputFlags.js"
+import * as Remote from "./Remote.js"
 
 /** @since 0.1.0 @category constants */
 export const version = "0.1.0"
@@ -51,240 +53,271 @@ export const defaultBaseUrl = "http://localhost:3000"
 /** @since 0.1.0 @category constants */
 export const defaultWorkspace = "demo"
 
+/** @since 0.1.0 @category constants */
+export const description = "Command line for the service API: every operation of every group, plus operator commands."
+
 // -----------------------------------------------------------------------------
-// Help text from the schemas
+// Root: connection settings shared by every command
 // -----------------------------------------------------------------------------
 
-/** The description annotation of one field of a struct schema (on the property, else on its type). */
-const fieldDescription = (schema: Schema.Schema.AnyNoContext, field: string): string => {
-  const ast = schema.ast
-  if (ast._tag !== "TypeLiteral") return ""
-  const property = ast.propertySignatures.find((p) => p.name === field)
-  if (property === undefined) return ""
-  return AST.getDescriptionAnnotation(property).pipe(
-    Option.orElse(() => AST.getDescriptionAnnotation(property.type)),
-    Option.getOrElse(() => "")
+/** The root's options as help shows them. @since 0.1.0 @category options */
+export const rootOptions: ReadonlyArray<Help.RootOption> = [
+  {
+    name: "base-url",
+    value: "URL",
+    description: `Server address, without the /api/v1 prefix. Env SERVICE_BASE_URL; default ${defaultBaseUrl}.`
+  },
+  { name: "api-key", value: "KEY", description: "API key sent as x-api-key. Env SERVICE_API_KEY." },
+  { name: "workspace", value: "SLUG", description: `Workspace slug. Env SERVICE_WORKSPACE; default ${defaultWorkspace}.` }
+]
+
+const rootDescription = (name: string) => rootOptions.find((o) => o.name === name)?.description ?? ""
+
+const connection = {
+  baseUrl: CliOptions.text("base-url").pipe(
+    CliOptions.withDescription(rootDescription("base-url")),
+    CliOptions.withFallbackConfig(Config.string("SERVICE_BASE_URL").pipe(Config.withDefault(defaultBaseUrl)))
+  ),
+  apiKey: CliOptions.redacted("api-key").pipe(
+    CliOptions.withDescription(rootDescription("api-key")),
+    CliOptions.withFallbackConfig(Config.redacted("SERVICE_API_KEY")),
+    // Optional here so a missing key is reported as an authentication failure, not a usage error.
+    CliOptions.optional
+  ),
+  workspace: CliOptions.text("workspace").pipe(
+    CliOptions.withDescription(rootDescription("workspace")),
+    CliOptions.withFallbackConfig(Config.string("SERVICE_WORKSPACE").pipe(Config.withDefault(defaultWorkspace)))
   )
 }
 
-const searchInput = Operations.searchSuppliers.modelInput
-const describeSearch = (field: string) => Options.withDescription(fieldDescription(searchInput, field))
-
-/** Array flags repeat or take comma-separated values: `--x a --x b,c` is `["a", "b", "c"]`. */
-const splitList = (values: ReadonlyArray<string>): Array<string> =>
-  values.flatMap((value) => value.split(",")).map((value) => value.trim()).filter((value) => value.length > 0)
-
-const json = Options.boolean("json").pipe(
-  Options.withDescription("Print the full response envelope as JSON instead of the compact summary.")
-)
-
 // -----------------------------------------------------------------------------
-// Root: connection settings shared by every subcommand
+// Building the commands
 // -----------------------------------------------------------------------------
 
-const baseUrl = Options.text("base-url").pipe(
-  Options.withDescription(`Server address, without the /api/v1 prefix (env SERVICE_BASE_URL; default ${defaultBaseUrl}).`),
-  Options.withFallbackConfig(Config.string("SERVICE_BASE_URL").pipe(Config.withDefault(defaultBaseUrl)))
-)
+/**
+ * What to build the command line from.
+ *
+ * @since 0.1.0 @category models
+ */
+export interface Options<R = never, E = never, A = never, Name extends string = string> {
+  /** The groups whose operations become commands (served on the CLI). */
+  readonly groups: ReadonlyArray<Operation.Group<unknown>>
+  /** Operations' own summaries by operation name (default: none, every output gets the outline). */
+  readonly summaries?: Format.Summaries | undefined
+  /** A hand-written subtree under the root, e.g. `CorpusCli.command`. */
+  readonly operator?: Command.Command<Name, R, E, A> | undefined
+  /** The first word (default: `Operation.SurfacePrefix`, `service`). */
+  readonly prefix?: string | undefined
+}
 
-const apiKey = Options.redacted("api-key").pipe(
-  Options.withDescription("API key sent as x-api-key (env SERVICE_API_KEY)."),
-  Options.withFallbackConfig(Config.redacted("SERVICE_API_KEY")),
-  // Optional here so a missing key is reported as an authentication failure, not a usage error.
-  Options.optional
-)
+/** What an operation command was asked: a call, or words that stopped at a branch. */
+type Invocation =
+  | { readonly _tag: "Call"; readonly leaf: CommandTree.Leaf; readonly values: InputFlags.Values }
+  | { readonly _tag: "Missing"; readonly node: CommandTree.Branch }
 
-const workspace = Options.text("workspace").pipe(
-  Options.withDescription(`Workspace slug (env SERVICE_WORKSPACE; default ${defaultWorkspace}).`),
-  Options.withFallbackConfig(Config.string("SERVICE_WORKSPACE").pipe(Config.withDefault(defaultWorkspace)))
-)
+interface Parsed {
+  readonly name: string
+  readonly invocation: Invocation
+}
 
-const service = Command.make("service", { baseUrl, apiKey, workspace })
-
-/** The parent's settings and a typed client carrying the API key. */
-const connect = Effect.gen(function*() {
-  const settings = yield* service
-  if (Option.isNone(settings.apiKey)) return yield* Effect.fail(Failure.missingApiKey)
-  const key = Redacted.value(settings.apiKey.value)
-  const url = settings.baseUrl.replace(/\/+$/, "")
-  const client = yield* HttpApiClient.make(Api, {
-    baseUrl: url,
-    transformClient: HttpClient.mapRequest(HttpClientRequest.setHeader("x-api-key", key))
-  })
-  // The client does not escape path parameters; the server decodes them.
-  return { market: client.marketData, workspace: encodeURIComponent(settings.workspace), baseUrl: url }
-})
-
-/** Checks input against the operation's model-facing schema, refusing as the server would. */
-const validate = <A, I>(schema: Schema.Schema<A, I>, input: unknown): Effect.Effect<A, Failure.Failure> =>
-  decodeInput(schema)(input).pipe(Effect.mapError(Failure.fromRefusal))
-
-/** Prints the envelope as wire JSON or as a summary. */
-const output = <A, I>(
-  schema: Schema.Schema<A, I>,
-  envelope: A,
-  asJson: boolean,
-  summary: (envelope: A) => string
-): Effect.Effect<void> =>
-  asJson
-    ? Schema.encode(schema)(envelope).pipe(Effect.orDie, Effect.flatMap((wire) => Console.log(Format.json(wire))))
-    : Console.log(summary(envelope))
-
-/** `{ [key]: value }` when the flag was given, `{}` otherwise (the input schema refuses explicit undefined). */
-const optionalField = <A>(key: string, value: Option.Option<A>): Record<string, A> =>
-  Option.match(value, { onNone: () => ({}), onSome: (a) => ({ [key]: a }) })
-
-// -----------------------------------------------------------------------------
-// market capabilities
-// -----------------------------------------------------------------------------
-
-const capabilities = Command.make(
-  "capabilities",
-  {
-    facets: Options.text("facets").pipe(
-      Options.withDescription(fieldDescription(Operations.marketCapabilities.modelInput, "facets")),
-      Options.repeated,
-      Options.map(splitList)
-    ),
-    json
-  },
-  (opts) =>
-    Effect.gen(function*() {
-      const { baseUrl, market, workspace } = yield* connect
-      const op = Operations.marketCapabilities
-      const input = yield* validate(op.modelInput, opts.facets.length === 0 ? {} : { facets: opts.facets.join(",") })
-      const envelope = yield* market.market_capabilities({ path: { workspace }, urlParams: input }).pipe(
-        Effect.mapError((error) => Failure.fromClientError(error, baseUrl))
-      )
-      yield* output(op.output, envelope, opts.json, Format.capabilitiesSummary)
-    })
-).pipe(Command.withDescription(Operations.marketCapabilities.description))
-
-// -----------------------------------------------------------------------------
-// market suppliers search | get
-// -----------------------------------------------------------------------------
-
-const search = Command.make(
-  "search",
-  {
-    query: Options.text("query").pipe(describeSearch("query"), Options.optional),
-    state: Options.text("state").pipe(describeSearch("state"), Options.optional),
-    scianCodes: Options.text("scian-codes").pipe(
-      describeSearch("scian_codes"),
-      Options.repeated,
-      Options.map(splitList)
-    ),
-    rfc: Options.text("rfc").pipe(describeSearch("rfc"), Options.optional),
-    limit: Options.integer("limit").pipe(describeSearch("limit"), Options.optional),
-    queryMode: Options.choice("query-mode", QueryMode.literals).pipe(describeSearch("query_mode"), Options.optional),
-    cursor: Options.text("cursor").pipe(describeSearch("cursor"), Options.optional),
-    json
-  },
-  (opts) =>
-    Effect.gen(function*() {
-      const { baseUrl, market, workspace } = yield* connect
-      const op = Operations.searchSuppliers
-      const input = yield* validate(op.modelInput, {
-        ...optionalField("query", opts.query),
-        ...optionalField("state", opts.state),
-        ...(opts.scianCodes.length === 0 ? {} : { scian_codes: opts.scianCodes }),
-        ...optionalField("rfc", opts.rfc),
-        ...optionalField("limit", opts.limit),
-        ...optionalField("query_mode", opts.queryMode),
-        ...optionalField("cursor", opts.cursor)
+/** Every derived node parses to one `Invocation`, so one handler serves the whole derived tree. */
+const descriptorOf = (node: CommandTree.Leaf | CommandTree.Branch): Descriptor.Command<Parsed> => {
+  const word = CommandTree.wordOf(node)
+  if (node._tag === "Leaf") {
+    return Descriptor.make(word, InputFlags.options(node.input), InputFlags.args(node.input)).pipe(
+      Descriptor.withDescription(node.operation.description),
+      Descriptor.map((parsed): Parsed => ({
+        name: parsed.name,
+        invocation: { _tag: "Call", leaf: node, values: { ...parsed.options, positional: parsed.args } }
+      }))
+    )
+  }
+  const children = node.children.flatMap((child) =>
+    child._tag === "External" ? [] : [[CommandTree.wordOf(child), descriptorOf(child)] as const]
+  )
+  const [first, ...rest] = children
+  if (first === undefined) {
+    return Descriptor.make(word).pipe(Descriptor.map((parsed): Parsed => ({ name: parsed.name, invocation: { _tag: "Missing", node } })))
+  }
+  return Descriptor.make(word).pipe(
+    Descriptor.withDescription(node.description),
+    Descriptor.withSubcommands([first, ...rest]),
+    Descriptor.map((parsed): Parsed => ({
+      name: parsed.name,
+      invocation: Option.match(parsed.subcommand, {
+        onNone: (): Invocation => ({ _tag: "Missing", node }),
+        onSome: ([, child]) => child.invocation
       })
-      const envelope = yield* market.search_suppliers({ path: { workspace }, payload: input }).pipe(
-        Effect.mapError((error) => Failure.fromClientError(error, baseUrl))
-      )
-      yield* output(op.output, envelope, opts.json, (e) => Format.searchSummary(e, input))
-    })
-).pipe(Command.withDescription(Operations.searchSuppliers.description))
+    }))
+  )
+}
 
-const get = Command.make(
-  "get",
-  {
-    recordRef: Args.text({ name: "record-ref" }).pipe(
-      Args.withDescription(fieldDescription(Operations.getSupplier.modelInput, "record_ref"))
-    ),
-    json
-  },
-  (opts) =>
-    Effect.gen(function*() {
-      const { baseUrl, market, workspace } = yield* connect
-      const op = Operations.getSupplier
-      const input = yield* validate(op.modelInput, { record_ref: opts.recordRef })
-      const envelope = yield* market.get_supplier({
-        path: { workspace, recordRef: encodeURIComponent(input.record_ref) }
-      }).pipe(Effect.mapError((error) => Failure.fromClientError(error, baseUrl)))
-      yield* output(op.output, envelope, opts.json, Format.supplierSummary)
-    })
-).pipe(Command.withDescription(Operations.getSupplier.description))
+const spanText = (span: Span.Span): string => {
+  switch (span._tag) {
+    case "Text":
+    case "URI":
+      return span.value
+    case "Sequence":
+      return `${spanText(span.left)}${spanText(span.right)}`
+    case "Highlight":
+    case "Strong":
+    case "Weak":
+      return spanText(span.value)
+  }
+}
 
-// -----------------------------------------------------------------------------
-// Groups and root
-// -----------------------------------------------------------------------------
+const flatten = (doc: HelpDoc.HelpDoc): ReadonlyArray<HelpDoc.HelpDoc> =>
+  doc._tag === "Sequence" ? [...flatten(doc.left), ...flatten(doc.right)] : [doc]
 
-const suppliers = Command.make("suppliers").pipe(
-  Command.withDescription("Published supplier observations: search, then get one by its record_ref."),
-  Command.withSubcommands([search, get])
-)
+/** The DESCRIPTION paragraph of @effect/cli's help for a command. */
+const descriptionOf = (descriptor: Descriptor.Command<unknown>): string => {
+  const blocks = flatten(Descriptor.getHelp(descriptor, CliConfig.defaultConfig))
+  const at = blocks.findIndex((block) => block._tag === "Header" && spanText(block.value) === "DESCRIPTION")
+  const next = at === -1 ? undefined : blocks[at + 1]
+  return next?._tag === "Paragraph" ? spanText(next.value) : ""
+}
 
-const market = Command.make("market").pipe(
-  Command.withDescription("Read-only market data behind a semantic contract."),
-  Command.withSubcommands([capabilities, suppliers])
-)
+/** The words and descriptions of a hand-written subtree, for the tree's help and checks. */
+const externalOf = <R, E, A, Name extends string>(command: Command.Command<Name, R, E, A>): CommandTree.ExternalSpec => {
+  const subcommands = [...HashMap.entries(Descriptor.getSubcommands(command.descriptor))].sort(([a], [b]) => a.localeCompare(b))
+  return {
+    word: [...Descriptor.getNames(command.descriptor)][0] ?? "",
+    description: descriptionOf(command.descriptor),
+    commands: subcommands.map(([word, descriptor]) => ({ word, description: descriptionOf(descriptor) }))
+  }
+}
 
-const rootDescription = [
-  "Command line for the service API. Connection options go before `market`.",
-  "Environment: SERVICE_BASE_URL, SERVICE_API_KEY, SERVICE_WORKSPACE.",
-  "Array flags repeat or take comma-separated values (--scian-codes 212 --scian-codes 213,214).",
-  "--json prints the full envelope; otherwise a compact summary. Failures go to stderr.",
-  `Exit codes: ${Failure.ExitCode.ok} ok, ${Failure.ExitCode.unexpected} unexpected error, ${Failure.ExitCode.usage} usage error, ` +
-  `${Failure.ExitCode.refused} market-data refusal, ${Failure.ExitCode.denied} authentication/authorization (401, 403, unknown workspace, no key), ` +
-  `${Failure.ExitCode.unreachable} server unreachable.`
-].join(" ")
+/** Prints a failure the way the command was asked to (`--json` or text) and marks it as printed. */
+const report = (asJson: boolean) => (failure: Failure.Failure) =>
+  Console.error(asJson ? Format.failureJson(failure) : Format.failure(failure)).pipe(
+    Effect.zipRight(Effect.fail(new Failure.Reported({ failure })))
+  )
+
+const treeFor = <R, E, A, Name extends string>(prefix: string, options: Options<R, E, A, Name>) =>
+  CommandTree.makeOrDie({
+    prefix,
+    description,
+    groups: options.groups,
+    external: options.operator === undefined ? [] : [externalOf(options.operator)]
+  })
+
+const build = <R, E, A, Name extends string>(prefix: string, options: Options<R, E, A, Name>) =>
+  Effect.gen(function*() {
+    const operator = options.operator
+    const tree = yield* treeFor(prefix, options)
+    const summaries = options.summaries ?? {}
+    const root = Command.make(prefix, connection)
+
+    const call = (leaf: CommandTree.Leaf, values: InputFlags.Values) =>
+      Effect.gen(function*() {
+        const input = yield* Either.mapLeft(InputFlags.assemble(leaf.input, values), Failure.usage)
+        const settings = yield* root
+        if (Option.isNone(settings.apiKey)) return yield* Effect.fail(Failure.missingApiKey)
+        const checked = yield* Remote.check(leaf, input)
+        const output = yield* Remote.call(
+          { baseUrl: settings.baseUrl, apiKey: settings.apiKey.value, pathParams: { workspace: settings.workspace } },
+          leaf,
+          checked
+        )
+        yield* Console.log(
+          values.json
+            ? Format.json(output)
+            : Format.summary(summaries, leaf.operation.name, output, {
+              input: checked,
+              commandLine: (next) => [...leaf.words, ...InputFlags.toArgs(leaf.input, next)].map(Format.shellQuote).join(" ")
+            })
+        )
+      }).pipe(Effect.catchAll(report(values.json)))
+
+    const handle = (invocation: Invocation) =>
+      invocation._tag === "Missing"
+        ? report(false)(Failure.usage(Help.missingCommand(invocation.node)))
+        : call(invocation.leaf, invocation.values)
+
+    const derived = tree.children.flatMap((node) =>
+      node._tag === "External" ? [] : [Command.fromDescriptor(descriptorOf(node), (parsed: Parsed) => handle(parsed.invocation))]
+    )
+    const [first, ...rest] = derived
+    const app = { name: prefix, version }
+    const run = operator !== undefined
+      ? Command.run(root.pipe(Command.withSubcommands([operator, ...derived])), app)
+      : first !== undefined
+      ? Command.run(root.pipe(Command.withSubcommands([first, ...rest])), app)
+      : Command.run(root, app)
+    return { tree, run }
+  })
 
 /**
- * The root `service` command with its subcommand tree.
+ * The command tree `runWith` builds for `options` (for listings and tests).
  *
- * @since 0.1.0 @category commands
+ * @since 0.1.0 @category accessors
  */
-export const command = service.pipe(
-  Command.withDescription(rootDescription),
-  Command.withSubcommands([market, CorpusCli.command])
-)
-
-const cli = Command.run(command, { name: "service", version })
-
-/**
- * Runs the command line (`argv` as in `process.argv`: runtime and script first) with the given `HttpClient`.
- * Failures are printed on stderr here and stay in the error channel for {@link teardown} to turn into an
- * exit code; usage errors were already printed by @effect/cli.
- *
- * @since 0.1.0 @category running
- */
-export const runWith = (
-  argv: ReadonlyArray<string>
-): Effect.Effect<
-  void,
-  Failure.Failure | ValidationError.ValidationError,
-  HttpClient.HttpClient | CliApp.CliApp.Environment
-> =>
-  cli(argv).pipe(
-    Effect.tapError((error) => Failure.isFailure(error) ? Console.error(Format.failure(error)) : Effect.void),
-    Effect.tapDefect((cause) => Console.error(`error: unexpected defect\n${Cause.pretty(cause)}`))
+export const tree = <R = never, E = never, A = never, Name extends string = string>(
+  options: Options<R, E, A, Name>
+): Effect.Effect<CommandTree.Branch> =>
+  Effect.flatMap(
+    options.prefix === undefined ? Operation.SurfacePrefix : Effect.succeed(options.prefix),
+    (prefix) => treeFor(prefix, options)
   )
 
 /**
- * Runs the command line over the undici HTTP client. Provide `NodeContext.layer` and run it with
+ * Runs a command line (`argv` as in `process.argv`: runtime and script first). Help, unknown and missing
+ * commands are answered from the derived tree; everything else is parsed by @effect/cli. Failures are
+ * printed on stderr and stay in the error channel for {@link exitCodeOf}; output follows `ColorPolicy`.
+ *
+ * @since 0.1.0 @category running
+ */
+export const runWith = <R = never, E = never, A = never, Name extends string = string>(
+  argv: ReadonlyArray<string>,
+  options: Options<R, E, A, Name>
+): Effect.Effect<
+  void,
+  Failure.Failure | Failure.Reported | ValidationError.ValidationError | E,
+  HttpClient.HttpClient | CliApp.CliApp.Environment | R
+> =>
+  Effect.gen(function*() {
+    const prefix = options.prefix ?? (yield* Operation.SurfacePrefix)
+    const app = yield* build(prefix, options)
+    const resolution = CommandTree.resolve(app.tree, argv.slice(2), rootOptions.map((o) => o.name))
+    const context = { version, rootOptions }
+    switch (resolution._tag) {
+      case "Help":
+        return yield* Console.log(Help.render(resolution.node, app.tree, context))
+      case "Unknown":
+        return yield* Effect.fail(Failure.usage(Help.unknownCommand(resolution.node, resolution.word)))
+      case "Missing":
+        return yield* Effect.fail(Failure.usage(Help.missingCommand(resolution.node)))
+      case "Parse":
+        return yield* app.run(argv).pipe(
+          // Help below an operator command is @effect/cli's: without its built-in options on every command.
+          Effect.provide(CliConfig.layer({ showBuiltIns: false })),
+          Effect.tapError((error) =>
+            ValidationError.isValidationError(error) && !ValidationError.isHelpRequested(error)
+              ? Console.error(`Run '${resolution.node.words.join(" ")} --help' for usage.`)
+              : Effect.void
+          )
+        )
+    }
+  }).pipe(
+    Effect.tapError((error) => (Failure.isFailure(error) ? Console.error(Format.failure(error)) : Effect.void)),
+    Effect.tapDefect((cause) => Console.error(`error: unexpected defect\n${Cause.pretty(cause)}`)),
+    ColorPolicy.apply
+  )
+
+/**
+ * {@link runWith} over the undici HTTP client. Provide `NodeContext.layer` and run it with
  * `NodeRuntime.runMain({ disableErrorReporting: true, teardown })`.
  *
  * @since 0.1.0 @category running
  */
-export const run = (
-  argv: ReadonlyArray<string>
-): Effect.Effect<void, Failure.Failure | ValidationError.ValidationError, CliApp.CliApp.Environment> =>
-  runWith(argv).pipe(Effect.provide(NodeHttpClient.layerUndici))
+export const run = <R = never, E = never, A = never, Name extends string = string>(
+  argv: ReadonlyArray<string>,
+  options: Options<R, E, A, Name>
+): Effect.Effect<
+  void,
+  Failure.Failure | Failure.Reported | ValidationError.ValidationError | E,
+  CliApp.CliApp.Environment | Exclude<R, HttpClient.HttpClient>
+> => runWith(argv, options).pipe(Effect.provide(NodeHttpClient.layerUndici))
 
 /**
  * The exit code for how a run ended (see {@link Failure.ExitCode}).
@@ -297,7 +330,9 @@ export const exitCodeOf = (exit: Exit.Exit<unknown, unknown>): Failure.ExitCode 
   return Option.match(Cause.failureOption(exit.cause), {
     onNone: () => Failure.ExitCode.unexpected,
     onSome: (error) =>
-      Failure.isFailure(error)
+      error instanceof Failure.Reported
+        ? Failure.exitCode(error.failure)
+        : Failure.isFailure(error)
         ? Failure.exitCode(error)
         : ValidationError.isValidationError(error)
         ? Failure.ExitCode.usage

@@ -18,13 +18,13 @@ import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as CoreMigrations from "@service/core/CoreMigrations"
 import * as LocalKeys from "@service/core/LocalKeys"
-import * as Catalogs from "@service/market-contract/Catalogs"
-import { Corpus } from "@service/market-contract/Corpus"
-import * as Generator from "@service/market-contract/Generator"
-import * as Loader from "@service/market-contract/Loader"
-import * as MarketLayer from "@service/market-contract/MarketLayer"
-import * as MarketMigrations from "@service/market-contract/MarketMigrations"
-import * as Parsers from "@service/market-contract/Parsers"
+import * as Catalogs from "@service/market-warehouse/Catalogs"
+import { Corpus } from "@service/market-warehouse/Corpus"
+import * as Generator from "@service/market-warehouse/Generator"
+import * as Loader from "@service/market-warehouse/Loader"
+import * as MarketMigrations from "@service/market-warehouse/MarketMigrations"
+import * as Parsers from "@service/market-warehouse/Parsers"
+import * as WarehouseLayer from "@service/market-warehouse/WarehouseLayer"
 import * as Database from "@service/storage/Database"
 import * as Migrations from "@service/storage/Migrations"
 import * as Console from "effect/Console"
@@ -36,8 +36,8 @@ import * as Failure from "./Failure.js"
 import * as Format from "./Format.js"
 import * as Progress from "./Progress.js"
 
-/** The corpus services over the configured database, migrated. @since 0.1.0 @category layers */
-export const layer = MarketLayer.layer.pipe(
+/** The warehouse services over the configured database, migrated. @since 0.1.0 @category layers */
+export const layer = WarehouseLayer.layer.pipe(
   Layer.provideMerge(LocalKeys.layer),
   Layer.provideMerge(Migrations.layer([CoreMigrations.migrations, MarketMigrations.migrations])),
   Layer.provideMerge(Database.layerFromConfig)

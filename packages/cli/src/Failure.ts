@@ -1,25 +1,12 @@
 /**
- * Why a `service` command did not succeed, reduced to the four outcomes a shell script can act on, each with
- * its own exit code: the layer refused the request, the credential was not accepted, the server could not be
- * reached, or something unexpected happened.
+ * Why a command did not succeed, reduced to the outcomes a shell script can act on, each with its own exit
+ * code: the domain refused the request, the credential was not accepted, the server could not be reached, the
+ * command line made no sense, or something unexpected happened. Domain-neutral: a refusal carries its codec's
+ * block as plain JSON under the codec's key (`market_data`, `door`...).
  *
  * @since 0.1.0
  */
-import type * as HttpApiError from "@effect/platform/HttpApiError"
-import type * as HttpClientError from "@effect/platform/HttpClientError"
-import {
-  Forbidden,
-  MarketDataBadRequest,
-  MarketDataConflict,
-  MarketDataNotFound,
-  MarketDataTimeout,
-  MarketDataUnavailable,
-  Unauthorized,
-  WorkspaceNotFound
-} from "@service/http/ApiError"
-import { type MarketDataBlock, type MarketDataRefusal, toBlock } from "@service/market-contract/MarketError"
 import * as Data from "effect/Data"
-import * as ParseResult from "effect/ParseResult"
 
 /**
  * Process exit codes of the `service` binary.
@@ -31,9 +18,9 @@ export const ExitCode = {
   ok: 0,
   /** An unexpected error: an undeclared server answer, an undecodable body, or a bug. */
   unexpected: 1,
-  /** The command line is invalid (unknown flag, bad choice, missing argument). */
+  /** The command line is invalid (unknown command or flag, bad choice, missing argument, bad --input-json). */
   usage: 2,
-  /** The market-data layer refused the request (`semantic_code` printed on stderr). */
+  /** The domain refused the request (its block printed on stderr). */
   refused: 3,
   /** Authentication or authorization failed: 401, 403, no API key, or a workspace the key does not belong to. */
   denied: 4,
@@ -47,8 +34,13 @@ export const ExitCode = {
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode]
 
 /**
- * A failed command. `Refused` carries the `market_data` block whether the server or the local schema check
- * produced it (`status` is undefined for the latter).
+ * A failed command.
+ *
+ * - `Refused`: the domain's refusal, from the server (`status` is the HTTP status) or from the local schema
+ *   check before any call (`status` undefined). `body` is the wire body (or, locally, the body the server
+ *   would have sent without its `statusCode` and `request_id`).
+ * - `Denied`: 401, 403, an unknown workspace, or no API key.
+ * - `Unexpected`: an undeclared answer or a bug; `body` is the wire body when there was one.
  *
  * @since 0.1.0 @category models
  */
@@ -56,13 +48,17 @@ export type Failure = Data.TaggedEnum<{
   Refused: {
     readonly status: number | undefined
     readonly requestId: string | undefined
-    readonly block: MarketDataBlock
+    /** The codec's key: the body field carrying the block. */
+    readonly key: string
+    readonly block: Readonly<Record<string, unknown>>
+    readonly body: Readonly<Record<string, unknown>>
   }
   Denied: {
     readonly status: number | undefined
     readonly code: string
     readonly message: string
     readonly requestId: string | undefined
+    readonly body: unknown
   }
   Unreachable: {
     readonly baseUrl: string
@@ -70,8 +66,9 @@ export type Failure = Data.TaggedEnum<{
   }
   Unexpected: {
     readonly message: string
+    readonly body: unknown
   }
-  /** A command whose arguments make no sense for the current state (e.g. nothing to publish). */
+  /** The command line, or what it asks for, makes no sense (unknown command, nothing to publish...). */
   Invalid: {
     readonly message: string
   }
@@ -102,83 +99,7 @@ export const exitCode: (failure: Failure) => ExitCode = Failure.$match({
 export const usage = (message: string): Failure => Failure.Invalid({ message })
 
 /** @since 0.1.0 @category constructors */
-export const unexpected = (message: string): Failure => Failure.Unexpected({ message })
-
-/** A readable reason out of a transport error's cause (undici nests the system error one level down). */
-const causeText = (cause: unknown): string => {
-  if (!(cause instanceof Error)) return cause === undefined ? "unknown transport error" : String(cause)
-  const inner: unknown = cause.cause
-  const detail = inner instanceof Error && inner.message !== cause.message ? `: ${inner.message}` : ""
-  return `${cause.message}${detail}`
-}
-
-/**
- * Every error the typed client can fail with, as a {@link Failure}.
- *
- * @since 0.1.0 @category conversions
- */
-export const fromClientError = (
-  error:
-    | MarketDataBadRequest
-    | MarketDataNotFound
-    | MarketDataConflict
-    | MarketDataUnavailable
-    | MarketDataTimeout
-    | WorkspaceNotFound
-    | Forbidden
-    | Unauthorized
-    | HttpApiError.HttpApiDecodeError
-    | HttpClientError.HttpClientError
-    | ParseResult.ParseError,
-  baseUrl: string
-): Failure => {
-  if (
-    error instanceof MarketDataBadRequest || error instanceof MarketDataNotFound ||
-    error instanceof MarketDataConflict || error instanceof MarketDataUnavailable ||
-    error instanceof MarketDataTimeout
-  ) {
-    return Failure.Refused({ status: error.statusCode, requestId: error.request_id, block: error.market_data })
-  }
-  if (error instanceof Unauthorized) {
-    return Failure.Denied({ status: 401, code: error.code, message: error.message, requestId: error.request_id })
-  }
-  if (error instanceof Forbidden) {
-    return Failure.Denied({ status: 403, code: error.code, message: error.message, requestId: error.request_id })
-  }
-  if (error instanceof WorkspaceNotFound) {
-    return Failure.Denied({ status: 404, code: error.code, message: error.message, requestId: error.request_id })
-  }
-  if (error._tag === "HttpApiDecodeError") {
-    return Failure.Unexpected({ message: `The server could not decode the request: ${error.message}` })
-  }
-  if (ParseResult.isParseError(error)) {
-    // The full tree is long; the first issue is enough to tell a version mismatch from a bad value.
-    const first = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
-    const detail = first === undefined ? "" : `: ${first.path.length === 0 ? "" : `${first.path.join(".")}: `}${first.message}`
-    return Failure.Unexpected({
-      message: `Could not encode the request or decode the answer from ${baseUrl} (is the server the same version?)${detail}`
-    })
-  }
-  if (error._tag === "RequestError") {
-    return error.reason === "Encode"
-      ? Failure.Unexpected({ message: `Could not encode the request: ${causeText(error.cause)}` })
-      : Failure.Unreachable({ baseUrl, reason: causeText(error.cause) })
-  }
-  const requestId = error.response.headers["x-request-id"]
-  return Failure.Unexpected({
-    message: `Unexpected answer from ${baseUrl}: HTTP ${error.response.status}${
-      requestId === undefined ? "" : ` (request_id ${requestId})`
-    }${error.reason === "StatusCode" ? "" : ` (${error.reason})`}`
-  })
-}
-
-/**
- * A refusal produced locally, before any call, by the operation's own input schema.
- *
- * @since 0.1.0 @category conversions
- */
-export const fromRefusal = (refusal: MarketDataRefusal): Failure =>
-  Failure.Refused({ status: undefined, requestId: undefined, block: toBlock(refusal) })
+export const unexpected = (message: string, body?: unknown): Failure => Failure.Unexpected({ message, body })
 
 /**
  * No API key on the command line or in the environment: refused before any call.
@@ -188,6 +109,15 @@ export const fromRefusal = (refusal: MarketDataRefusal): Failure =>
 export const missingApiKey: Failure = Failure.Denied({
   status: undefined,
   code: "NO_API_KEY",
-  message: "No API key: pass --api-key <key> (before `market`) or set SERVICE_API_KEY.",
-  requestId: undefined
+  message: "No API key: pass --api-key <key> (before the command words) or set SERVICE_API_KEY.",
+  requestId: undefined,
+  body: undefined
 })
+
+/**
+ * A failure the command already printed (as text or, with `--json`, as JSON): only its exit code is left
+ * to give.
+ *
+ * @since 0.1.0 @category errors
+ */
+export class Reported extends Data.TaggedError("Reported")<{ readonly failure: Failure }> {}

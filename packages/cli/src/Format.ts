@@ -1,15 +1,19 @@
 /**
- * What `service` prints: compact human summaries of envelopes (the default), the full envelope as JSON
- * (`--json`), and failures for stderr. Pure functions from values to text, so they are tested without I/O.
+ * What `service` prints: a summary of each wire output (a generic outline, or the operation's own
+ * summary where one reads better: supplier search and get, capabilities), the wire output as JSON
+ * (`--json`), failures for stderr as text or as the wire error body, the command line that repeats a call,
+ * and the corpus reports. Pure functions from values to text, so they are tested without I/O.
  *
  * @since 0.1.0
  */
-import type { Publication, SnapshotSummary } from "@service/market-contract/Corpus"
-import type { LoadReport } from "@service/market-contract/Loader"
 import type * as Operations from "@service/market-contract/Operations"
 import type { SemanticWarning } from "@service/market-contract/Envelope"
 import type { SupplierRow } from "@service/market-contract/Suppliers"
-import type * as Schema from "effect/Schema"
+import type { Publication, SnapshotSummary } from "@service/market-warehouse/Corpus"
+import type { LoadReport } from "@service/market-warehouse/Loader"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
 import type { Failure } from "./Failure.js"
 
 /** @since 0.1.0 @category models */
@@ -18,8 +22,6 @@ export type SearchSuppliersEnvelope = Schema.Schema.Type<typeof Operations.searc
 export type SupplierEnvelope = Schema.Schema.Type<typeof Operations.getSupplier.output>
 /** @since 0.1.0 @category models */
 export type CapabilitiesEnvelope = Schema.Schema.Type<typeof Operations.marketCapabilities.output>
-/** The search input the CLI sends (model-facing: no source selection). @since 0.1.0 @category models */
-export type SearchSuppliersInput = Schema.Schema.Type<typeof Operations.searchSuppliers.modelInput>
 
 /**
  * Pretty-printed JSON, as `--json` prints it.
@@ -36,25 +38,89 @@ export const json = (value: unknown): string => JSON.stringify(value, null, 2)
 export const shellQuote = (word: string): string =>
   /^[A-Za-z0-9_./:=,@%+-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`
 
+// -----------------------------------------------------------------------------
+// Summaries
+// -----------------------------------------------------------------------------
+
 /**
- * The command line that repeats a search with the same filters, optionally resuming at `cursor`.
+ * What a summary may use besides the output.
+ *
+ * @since 0.1.0 @category models
+ */
+export interface SummaryContext {
+  /** The input sent (wire form). */
+  readonly input: Readonly<Record<string, unknown>>
+  /** The command line that sends `input` with this same command. */
+  readonly commandLine: (input: Readonly<Record<string, unknown>>) => string
+}
+
+/**
+ * An operation's own summary of its wire output; `None` falls back to the generic outline (for an output
+ * it does not recognise).
+ *
+ * @since 0.1.0 @category models
+ */
+export type Summary = (output: unknown, context: SummaryContext) => Option.Option<string>
+
+/** @since 0.1.0 @category models */
+export type Summaries = Readonly<Record<string, Summary>>
+
+const scalarText = (value: unknown): string | undefined => {
+  if (value === null) return "—"
+  if (Predicate.isString(value)) return value
+  if (Predicate.isNumber(value) || Predicate.isBoolean(value) || Predicate.isBigInt(value)) return String(value)
+  return undefined
+}
+
+const isScalar = (value: unknown): boolean => scalarText(value) !== undefined
+
+const shownItems = 20
+
+/** One array item on one line: its scalar fields as `key: value`, nested values elided. */
+const itemLine = (item: unknown): string => {
+  const scalar = scalarText(item)
+  if (scalar !== undefined) return scalar
+  if (Array.isArray(item)) return `[${item.length} items]`
+  if (!Predicate.isRecord(item)) return String(item)
+  return Object.entries(item)
+    .map(([key, value]) => {
+      const text = scalarText(value)
+      if (text !== undefined) return `${key}: ${text}`
+      if (Array.isArray(value) && value.every(isScalar)) return `${key}: ${value.map((v) => scalarText(v) ?? "").join(", ")}`
+      return `${key}: {…}`
+    })
+    .join(" · ")
+}
+
+const outlineLines = (value: unknown, indent: string): Array<string> => {
+  if (!Predicate.isRecord(value)) return [`${indent}${itemLine(value)}`]
+  const lines: Array<string> = []
+  for (const [key, field] of Object.entries(value)) {
+    const text = scalarText(field)
+    if (text !== undefined) {
+      lines.push(`${indent}${key}: ${text}`)
+    } else if (Array.isArray(field)) {
+      if (field.every(isScalar)) {
+        lines.push(`${indent}${key}: ${field.length === 0 ? "(none)" : field.map((v) => scalarText(v) ?? "").join(", ")}`)
+        continue
+      }
+      lines.push(`${indent}${key}: (${field.length})`)
+      field.slice(0, shownItems).forEach((item, i) => lines.push(`${indent}  ${i + 1}. ${itemLine(item)}`))
+      if (field.length > shownItems) lines.push(`${indent}  … ${field.length - shownItems} more (--json shows all)`)
+    } else if (Predicate.isRecord(field)) {
+      lines.push(`${indent}${key}:`, ...outlineLines(field, `${indent}  `))
+    }
+  }
+  return lines
+}
+
+/**
+ * The generic summary of any wire output: scalar fields as `key: value`, objects indented, arrays of
+ * objects one line per item (the first 20).
  *
  * @since 0.1.0 @category formatting
  */
-export const searchCommandLine = (input: SearchSuppliersInput, cursor?: string): string => {
-  const flags: Array<string> = []
-  const add = (flag: string, value: string | number | undefined) => {
-    if (value !== undefined) flags.push(`--${flag}`, shellQuote(String(value)))
-  }
-  add("query", input.query)
-  add("state", input.state)
-  add("scian-codes", input.scian_codes === undefined ? undefined : input.scian_codes.join(","))
-  add("rfc", input.rfc)
-  add("limit", input.limit)
-  add("query-mode", input.query_mode)
-  add("cursor", cursor)
-  return ["service market suppliers search", ...flags].join(" ")
-}
+export const outline = (output: unknown): string => outlineLines(output, "").join("\n")
 
 const contactText = (presence: SupplierRow["contact_presence"]): string => {
   const channels = [
@@ -90,11 +156,11 @@ export const supplierRowLines = (row: SupplierRow, position: number): ReadonlyAr
 ]
 
 /**
- * The compact summary of a supplier search: rows, warnings, and how to read the next page.
+ * The compact summary of a supplier search: rows, warnings, and the command that reads the next page.
  *
  * @since 0.1.0 @category formatting
  */
-export const searchSummary = (envelope: SearchSuppliersEnvelope, input: SearchSuppliersInput): string => {
+export const searchSummary = (envelope: SearchSuppliersEnvelope, context: SummaryContext): string => {
   const rows = envelope.results
   const lines: Array<string> = []
   lines.push(
@@ -110,7 +176,7 @@ export const searchSummary = (envelope: SearchSuppliersEnvelope, input: SearchSu
   const page = envelope.page
   const shown = page?.returned ?? rows.length
   if (page !== null && page.hasMore && page.nextCursor !== null) {
-    lines.push(`shown ${shown}, more: yes — next: ${searchCommandLine(input, page.nextCursor)}`)
+    lines.push(`shown ${shown}, more: yes — next: ${context.commandLine({ ...context.input, cursor: page.nextCursor })}`)
   } else {
     lines.push(`shown ${shown}, more: no`)
   }
@@ -190,28 +256,71 @@ export const capabilitiesSummary = (envelope: CapabilitiesEnvelope): string => {
 }
 
 /**
- * A failure as printed on stderr. Refusals list the `market_data` fields by their wire names so they can be
- * grepped: `semantic_code`, `why`, `suggested_correction`, `recovery.action`.
+ * A summary that reads the wire output with `schema` first: an output it does not decode gets the outline.
+ *
+ * @since 0.1.0 @category constructors
+ */
+export const summaryOf = <A, I>(
+  schema: Schema.Schema<A, I>,
+  render: (value: A, context: SummaryContext) => string
+): Summary => {
+  const decode = Schema.decodeUnknownOption(schema)
+  return (output, context) => Option.map(decode(output), (value) => render(value, context))
+}
+
+/**
+ * The operations whose summary is their own, by operation name.
+ *
+ * @since 0.1.0 @category formatting
+ */
+export const marketSummaries = (operations: {
+  readonly searchSuppliers: typeof Operations.searchSuppliers
+  readonly getSupplier: typeof Operations.getSupplier
+  readonly marketCapabilities: typeof Operations.marketCapabilities
+}): Summaries => ({
+  [operations.searchSuppliers.name]: summaryOf(operations.searchSuppliers.output, searchSummary),
+  [operations.getSupplier.name]: summaryOf(operations.getSupplier.output, supplierSummary),
+  [operations.marketCapabilities.name]: summaryOf(operations.marketCapabilities.output, capabilitiesSummary)
+})
+
+/**
+ * The summary of `output`: the operation's own when it has one and recognises the output, else the outline.
+ *
+ * @since 0.1.0 @category formatting
+ */
+export const summary = (summaries: Summaries, operation: string, output: unknown, context: SummaryContext): string => {
+  const own = summaries[operation]
+  return Option.getOrElse(own === undefined ? Option.none() : own(output, context), () => outline(output))
+}
+
+// -----------------------------------------------------------------------------
+// Failures
+// -----------------------------------------------------------------------------
+
+/** A block as `path: value` lines, by its wire names, so they can be grepped (`semantic_code: ...`). */
+const blockLines = (value: Readonly<Record<string, unknown>>, prefix = ""): Array<string> =>
+  Object.entries(value).flatMap(([key, field]) => {
+    const name = `${prefix}${key}`
+    const text = scalarText(field)
+    if (text !== undefined) return [`${name}: ${text}`]
+    if (Array.isArray(field)) return [`${name}: ${field.map((item) => scalarText(item) ?? JSON.stringify(item)).join(", ")}`]
+    if (Predicate.isRecord(field)) return blockLines(field, `${name}.`)
+    return []
+  })
+
+/**
+ * A failure as printed on stderr. A refusal lists its block by wire names (`semantic_code`, `why`,
+ * `suggested_correction`, `recovery.action`...).
  *
  * @since 0.1.0 @category formatting
  */
 export const failure = (value: Failure): string => {
   switch (value._tag) {
     case "Refused": {
-      const block = value.block
       const origin = value.status === undefined
         ? "refused before sending (input schema)"
         : `refused (HTTP ${value.status}${value.requestId === undefined ? "" : `, request_id ${value.requestId}`})`
-      return [
-        `error: market-data ${origin}`,
-        `semantic_code: ${block.semantic_code}`,
-        `why: ${block.why}`,
-        `suggested_correction: ${block.suggested_correction}`,
-        `recovery.action: ${block.recovery.action}`,
-        `retryable: ${block.retryable}`,
-        ...(block.field === undefined ? [] : [`field: ${block.field}`]),
-        ...(block.allowed_values === undefined ? [] : [`allowed_values: ${block.allowed_values.join(", ")}`])
-      ].join("\n")
+      return [`error: ${value.key.replaceAll("_", "-")} ${origin}`, ...blockLines(value.block)].join("\n")
     }
     case "Denied": {
       const where = [
@@ -220,13 +329,13 @@ export const failure = (value: Failure): string => {
       ]
       return [
         `error: ${value.code}${where.length === 0 ? "" : ` (${where.join(", ")})`}: ${value.message}`,
-        "hint: check --api-key / SERVICE_API_KEY and --workspace / SERVICE_WORKSPACE (both go before `market`)."
+        "hint: check --api-key / SERVICE_API_KEY and --workspace / SERVICE_WORKSPACE (both go before the command words)."
       ].join("\n")
     }
     case "Unreachable":
       return [
         `error: could not reach ${value.baseUrl}: ${value.reason}`,
-        "hint: is the server running? Set --base-url (before `market`) or SERVICE_BASE_URL."
+        "hint: is the server running? Set --base-url (before the command words) or SERVICE_BASE_URL."
       ].join("\n")
     case "Unexpected":
       return `error: ${value.message}`
@@ -234,6 +343,31 @@ export const failure = (value: Failure): string => {
       return `error: ${value.message}`
   }
 }
+
+/**
+ * A failure as `--json` prints it on stderr: the wire error body when the server sent one (a refusal carries
+ * its block under the codec's key), otherwise a body of the same shape with a local `code`.
+ *
+ * @since 0.1.0 @category formatting
+ */
+export const failureJson = (value: Failure): string => {
+  switch (value._tag) {
+    case "Refused":
+      return json(value.body)
+    case "Denied":
+      return json(Predicate.isRecord(value.body) ? value.body : { code: value.code, message: value.message })
+    case "Unreachable":
+      return json({ code: "UNREACHABLE", message: `could not reach ${value.baseUrl}: ${value.reason}` })
+    case "Unexpected":
+      return json(Predicate.isRecord(value.body) ? value.body : { code: "UNEXPECTED", message: value.message })
+    case "Invalid":
+      return json({ code: "USAGE", message: value.message })
+  }
+}
+
+// -----------------------------------------------------------------------------
+// Corpus reports
+// -----------------------------------------------------------------------------
 
 /**
  * What a `corpus load` did, per file: rows accepted and rejected (with the first reasons), records written per

@@ -2,5 +2,11 @@
  * @since 0.1.0
  */
 export * as Cli from "./Cli.js"
+export * as ColorPolicy from "./ColorPolicy.js"
+export * as CommandTree from "./CommandTree.js"
 export * as Failure from "./Failure.js"
 export * as Format from "./Format.js"
+export * as Help from "./Help.js"
+export * as InProcess from "./InProcess.js"
+export * as InputFlags from "./InputFlags.js"
+export * as Remote from "./Remote.js"

@@ -1,8 +1,8 @@
 /**
  * Envelopes and rows shared by the CLI tests, typed by the operations' own output schemas.
  */
-import { fromRefusal, MarketDataNotFound, Unauthorized } from "@service/http/ApiError"
-import { refuse } from "@service/market-contract/MarketError"
+import * as ApiError from "@service/http/ApiError"
+import { codec, refuse } from "@service/market-contract/MarketError"
 import type { SupplierRow } from "@service/market-contract/Suppliers"
 import * as Schema from "effect/Schema"
 import type * as Format from "../src/Format.js"
@@ -123,19 +123,20 @@ export const capabilitiesEnvelope: Format.CapabilitiesEnvelope = {
   semanticWarnings: []
 }
 
-/** The wire body of an invalid_record_ref refusal (404), built by the server's own mapping. */
-export const invalidRecordRefBody: unknown = Schema.encodeUnknownSync(MarketDataNotFound)(
-  fromRefusal(
-    refuse(
-      "invalid_record_ref",
-      "This record_ref was not issued by the market-data layer, or it was altered.",
-      "Copy record_ref verbatim from a search row of a recent response, or search again."
-    ),
-    "req_refused"
+const describedRef = codec.describe(
+  refuse(
+    "invalid_record_ref",
+    "This record_ref was not issued by the market-data layer, or it was altered.",
+    "Copy record_ref verbatim from a search row of a recent response, or search again."
   )
 )
 
+/** The wire body of an invalid_record_ref refusal (404), built by the server's own mapping. */
+export const invalidRecordRefBody: Readonly<Record<string, unknown>> = describedRef === undefined
+  ? {}
+  : ApiError.refusalBody(codec, describedRef, "req_refused")
+
 /** The wire body of a 401. */
-export const unauthorizedBody: unknown = Schema.encodeSync(Unauthorized)(
-  new Unauthorized({ code: "UNAUTHENTICATED", message: "Authentication required.", request_id: "req_denied" })
+export const unauthorizedBody: unknown = Schema.encodeSync(ApiError.Unauthorized)(
+  new ApiError.Unauthorized({ statusCode: 401, code: "UNAUTHENTICATED", message: "Authentication required.", request_id: "req_denied" })
 )

@@ -1,15 +1,24 @@
 import { assert, describe, it } from "@effect/vitest"
-import { refuse, toBlock } from "@service/market-contract/MarketError"
+import { codec, refuse, toBlock } from "@service/market-contract/MarketError"
+import * as MarketOperations from "@service/market-contract/Operations"
+import * as Option from "effect/Option"
 import * as Failure from "../src/Failure.js"
 import * as Format from "../src/Format.js"
+import * as Remote from "../src/Remote.js"
 import { capabilitiesEnvelope, lastPageEnvelope, rowA, searchEnvelope, supplierEnvelope } from "./Fixtures.js"
 
 const input = { state: "Zacatecas", scian_codes: ["212", "213"], limit: 2 }
+// A stand-in for the command tree's command line, so these tests stay about formatting.
+const context: Format.SummaryContext = {
+  input,
+  commandLine: (next) =>
+    ["service market suppliers search", ...Object.entries(next).map(([k, v]) => `--${k.replaceAll("_", "-")} ${String(v)}`)].join(" ")
+}
 
 describe("Format", () => {
   describe("searchSummary", () => {
     it("prints one line per row with name, place, SCIAN and contact presence, and the ref on its own line", () => {
-      const lines = Format.searchSummary(searchEnvelope, input).split("\n")
+      const lines = Format.searchSummary(searchEnvelope, context).split("\n")
       assert.strictEqual(lines[0], "2 supplier observations (each a published observation, not a company):")
       assert.strictEqual(
         lines[1],
@@ -20,13 +29,13 @@ describe("Format", () => {
     })
 
     it("shows normalizations and semantic warnings", () => {
-      const text = Format.searchSummary(searchEnvelope, input)
+      const text = Format.searchSummary(searchEnvelope, context)
       assert.include(text, `~ state: "Zacatecas" read as "32" (state name resolved to its code)`)
       assert.include(text, "! observation_not_company: Each row is one published observation.")
     })
 
-    it("ends with the page line and the command that reads the next page", () => {
-      const last = Format.searchSummary(searchEnvelope, input).split("\n").at(-1)
+    it("ends with the page line and the command that reads the next page: the same input with the cursor", () => {
+      const last = Format.searchSummary(searchEnvelope, context).split("\n").at(-1)
       assert.strictEqual(
         last,
         "shown 2, more: yes — next: service market suppliers search --state Zacatecas --scian-codes 212,213 --limit 2 --cursor CURSOR_NEXT"
@@ -34,7 +43,7 @@ describe("Format", () => {
     })
 
     it("says when there is no further page", () => {
-      const last = Format.searchSummary(lastPageEnvelope, input).split("\n").at(-1)
+      const last = Format.searchSummary(lastPageEnvelope, context).split("\n").at(-1)
       assert.strictEqual(last, "shown 1, more: no")
     })
 
@@ -45,18 +54,13 @@ describe("Format", () => {
         results: [],
         page: { limit: 20, returned: 0, hasMore: false, nextCursor: null }
       }
-      const text = Format.searchSummary(empty, input)
-      assert.strictEqual(text, "No supplier observations matched.\nshown 0, more: no")
+      assert.strictEqual(Format.searchSummary(empty, context), "No supplier observations matched.\nshown 0, more: no")
     })
   })
 
-  describe("searchCommandLine", () => {
-    it("quotes values a shell would split", () => {
-      assert.strictEqual(
-        Format.searchCommandLine({ query: "it's gold", query_mode: "exact_phrase" }),
-        `service market suppliers search --query 'it'\\''s gold' --query-mode exact_phrase`
-      )
-    })
+  it("shellQuote quotes values a shell would split", () => {
+    assert.strictEqual(Format.shellQuote("Zacatecas"), "Zacatecas")
+    assert.strictEqual(Format.shellQuote("it's gold"), `'it'\\''s gold'`)
   })
 
   it("supplierSummary lists the published fields and the ref", () => {
@@ -77,62 +81,100 @@ describe("Format", () => {
     assert.include(text, "query modes: auto, exact_phrase, all_terms, any_terms")
   })
 
+  describe("summary", () => {
+    const summaries = Format.marketSummaries(MarketOperations)
+
+    it("uses the operation's own summary for the wire output it recognises", () => {
+      const text = Format.summary(summaries, "get_supplier", JSON.parse(JSON.stringify(supplierEnvelope)), context)
+      assert.strictEqual(text, Format.supplierSummary(supplierEnvelope))
+    })
+
+    it("falls back to the outline for an operation without one, or an output its summary does not decode", () => {
+      const output = { total: 3, items: [{ id: "a", tags: ["x", "y"] }, { id: "b", tags: [] }], page: { hasMore: false } }
+      const expected = ["total: 3", "items: (2)", "  1. id: a · tags: x, y", "  2. id: b · tags: ", "page:", "  hasMore: false"].join("\n")
+      assert.strictEqual(Format.summary(summaries, "count_things", output, context), expected)
+      assert.strictEqual(Format.summary(summaries, "get_supplier", output, context), expected)
+    })
+
+    it("the outline shows null as a dash, scalar lists inline and long lists cut at 20", () => {
+      const text = Format.outline({ name: null, codes: ["1", "2"], rows: Array.from({ length: 25 }, (_, i) => ({ i })) })
+      assert.include(text, "name: —")
+      assert.include(text, "codes: 1, 2")
+      assert.include(text, "  20. i: 19")
+      assert.notInclude(text, "21. i: 20")
+      assert.include(text, "… 5 more (--json shows all)")
+    })
+
+    it("a summary that does not decode the output gives none", () => {
+      const own = Format.summaryOf(MarketOperations.getSupplier.output, Format.supplierSummary)
+      assert.isTrue(Option.isNone(own({ unexpected: true }, context)))
+    })
+  })
+
   it("json prints the value as indented JSON", () => {
     assert.deepStrictEqual(JSON.parse(Format.json(searchEnvelope)), JSON.parse(JSON.stringify(searchEnvelope)))
   })
 
   describe("failure", () => {
-    it("prints a refusal's semantic_code, why, suggested_correction and recovery.action", () => {
-      const refusal = refuse("unknown_facet", "Unknown facet(s): bogus.", "Use states or scian_codes.", {
-        field: "facets",
-        allowedValues: ["states", "scian_codes"]
-      })
-      const text = Format.failure(
-        Failure.Failure.Refused({ status: 400, requestId: "req_1", block: toBlock(refusal) })
-      )
+    const block = toBlock(refuse("unknown_facet", "Unknown facet(s): bogus.", "Use states or scian_codes.", {
+      field: "facets",
+      allowedValues: ["states", "scian_codes"]
+    }))
+    const body = { statusCode: 400, code: "VALIDATION_FAILED", message: "Unknown facet(s): bogus.", request_id: "req_1", market_data: block }
+    const refused = Failure.Failure.Refused({ status: 400, requestId: "req_1", key: "market_data", block, body })
+
+    it("prints a refusal's block by its wire names, whatever the domain", () => {
       assert.strictEqual(
-        text,
+        Format.failure(refused),
         [
           "error: market-data refused (HTTP 400, request_id req_1)",
           "semantic_code: unknown_facet",
           "why: Unknown facet(s): bogus.",
           "suggested_correction: Use states or scian_codes.",
-          "recovery.action: fix_arguments",
           "retryable: false",
+          "recovery.action: fix_arguments",
           "field: facets",
           "allowed_values: states, scian_codes"
         ].join("\n")
       )
     })
 
-    it("marks a refusal produced before sending", () => {
-      const refusal = refuse("invalid_field_value", "Field \"limit\" is not valid.", "Use 1 to 50.")
-      const text = Format.failure(Failure.fromRefusal(refusal))
-      assert.match(text, /^error: market-data refused before sending/)
-      assert.include(text, "semantic_code: invalid_field_value")
+    it("with --json, prints the wire error body", () => {
+      assert.deepStrictEqual(JSON.parse(Format.failureJson(refused)), body)
+    })
+
+    it("marks a refusal produced before sending, whose JSON body has the server's shape without status and request id", () => {
+      const local = Remote.refusal(codec, { field: "limit", why: "Field \"limit\" is not valid.", suggestedCorrection: "Use 1 to 50." })
+      assert.match(Format.failure(local), /^error: market-data refused before sending/)
+      assert.include(Format.failure(local), "semantic_code: invalid_field_value")
+      const json: unknown = JSON.parse(Format.failureJson(local))
+      assert.deepInclude(json, { code: "VALIDATION_FAILED", market_data: local._tag === "Refused" ? local.block : {} })
+      assert.notProperty(json, "statusCode")
     })
 
     it("prints authentication failures with a hint", () => {
       const text = Format.failure(
-        Failure.Failure.Denied({ status: 401, code: "UNAUTHENTICATED", message: "Authentication required.", requestId: "req_2" })
+        Failure.Failure.Denied({ status: 401, code: "UNAUTHENTICATED", message: "Authentication required.", requestId: "req_2", body: undefined })
       )
       assert.include(text, "error: UNAUTHENTICATED (HTTP 401, request_id req_2): Authentication required.")
       assert.include(text, "SERVICE_API_KEY")
     })
 
-    it("prints connection failures with the base URL", () => {
-      const text = Format.failure(Failure.Failure.Unreachable({ baseUrl: "http://127.0.0.1:9", reason: "connect ECONNREFUSED" }))
-      assert.include(text, "error: could not reach http://127.0.0.1:9: connect ECONNREFUSED")
+    it("prints connection failures with the base URL, and as JSON with a local code", () => {
+      const failure = Failure.Failure.Unreachable({ baseUrl: "http://127.0.0.1:9", reason: "connect ECONNREFUSED" })
+      assert.include(Format.failure(failure), "error: could not reach http://127.0.0.1:9: connect ECONNREFUSED")
+      assert.deepInclude(JSON.parse(Format.failureJson(failure)), { code: "UNREACHABLE" })
     })
   })
 
   it("each failure kind has its own exit code", () => {
     const codes = [
-      Failure.exitCode(Failure.Failure.Refused({ status: 404, requestId: undefined, block: toBlock(refuse("invalid_record_ref", "w", "s")) })),
+      Failure.exitCode(Failure.Failure.Refused({ status: 404, requestId: undefined, key: "k", block: {}, body: {} })),
       Failure.exitCode(Failure.missingApiKey),
       Failure.exitCode(Failure.Failure.Unreachable({ baseUrl: "u", reason: "r" })),
-      Failure.exitCode(Failure.Failure.Unexpected({ message: "m" }))
+      Failure.exitCode(Failure.unexpected("m")),
+      Failure.exitCode(Failure.usage("m"))
     ]
-    assert.deepStrictEqual(codes, [3, 4, 5, 1])
+    assert.deepStrictEqual(codes, [3, 4, 5, 1, 2])
   })
 })

@@ -4,12 +4,14 @@
  * @since 0.1.0
  */
 import accounts from "./migrations/0001_accounts.js"
+import usage from "./migrations/0002_usage.js"
 
 /** @since 0.1.0 @category migrations */
 export const migrations = {
   name: "core",
   dependsOn: ["storage"],
   migrations: {
-    "0001_accounts": accounts
+    "0001_accounts": accounts,
+    "0002_usage": usage
   }
 } as const

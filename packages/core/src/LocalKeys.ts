@@ -59,11 +59,17 @@ const isAlreadyExists = (cause: unknown): boolean =>
  *
  * @since 0.1.0 @category constructors
  */
-export const loadOrCreate = (directory: string): Effect.Effect<CryptoConfig, LocalKeysError> =>
+export const loadOrCreate = (
+  directory: string,
+  options: { readonly createIfMissing?: boolean | undefined } = {}
+): Effect.Effect<CryptoConfig, LocalKeysError> =>
   Effect.gen(function*() {
     const path = NodePath.resolve(directory, KEY_FILE_NAME)
     const failed = (what: string) => (cause: unknown) => new LocalKeysError({ path, reason: `cannot ${what}: ${String(cause)}` })
     const exists = yield* Effect.promise(() => NodeFs.access(path).then(() => true, () => false))
+    if (!exists && options.createIfMissing === false) {
+      return yield* new LocalKeysError({ path, reason: "missing: start the server once to create it, or set SERVICE_SEALING_KEYS and SERVICE_FINGERPRINT_KEY" })
+    }
     if (!exists) {
       // Written under a temporary name, then linked: a concurrent first start either publishes its file or
       // finds ours complete, never half written; `link` refuses to replace an existing file.
@@ -102,16 +108,25 @@ type CryptoLayer = Layer.Layer<Crypto, ConfigError.ConfigError | CryptoConfigInv
 
 /**
  * Crypto from configuration when either key variable is set (then both must be), else from the data folder's
- * key file.
+ * key file; `createIfMissing: false` refuses a missing key file instead of generating one (read-only tools).
  *
  * @since 0.1.0 @category layers
  */
-export const layer: Layer.Layer<Crypto, ConfigError.ConfigError | CryptoConfigInvalid | LocalKeysError> = Layer
-  .unwrapEffect(Effect.gen(function*() {
+export const layerWith = (
+  options: { readonly createIfMissing?: boolean | undefined } = {}
+): Layer.Layer<Crypto, ConfigError.ConfigError | CryptoConfigInvalid | LocalKeysError> =>
+  Layer.unwrapEffect(Effect.gen(function*() {
     const sealing = yield* Config.option(Config.redacted(SEALING_KEYS_VARIABLE))
     const fingerprint = yield* Config.option(Config.redacted(FINGERPRINT_KEY_VARIABLE))
     const fromEnvironment: CryptoLayer = Crypto.layerConfig
     if (Option.isSome(sealing) || Option.isSome(fingerprint)) return fromEnvironment
-    const fromFile: CryptoLayer = Crypto.layer(yield* loadOrCreate(yield* dataDirConfig))
+    const fromFile: CryptoLayer = Crypto.layer(yield* loadOrCreate(yield* dataDirConfig, options))
     return fromFile
   }))
+
+/**
+ * {@link layerWith} with the defaults: the key file is generated on first use.
+ *
+ * @since 0.1.0 @category layers
+ */
+export const layer: Layer.Layer<Crypto, ConfigError.ConfigError | CryptoConfigInvalid | LocalKeysError> = layerWith()

@@ -26,8 +26,19 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("@se
   }
 }) {}
 
+/**
+ * The `WWW-Authenticate` challenge of every 401 (RFC 9110 section 11.6.1 requires one): the registered
+ * `Bearer` scheme (RFC 6750) and an `ApiKey` scheme naming the header, both in one realm. Comma-joined in
+ * one field value, which RFC 9110 section 5.3 makes equivalent to two header lines. It carries no
+ * `error` parameter: a 401 never says why a credential was refused. See docs/decisions/0030.
+ *
+ * @since 0.1.0 @category constants
+ */
+export const challenge = (realm = "service"): string => `Bearer realm="${realm}", ApiKey realm="${realm}", header="x-api-key"`
+
 const unauthorized = Effect.map(RequestId.get, (requestId) =>
   new Unauthorized({
+    statusCode: 401,
     code: "UNAUTHENTICATED",
     message: "Authentication required: send a valid API key in x-api-key or a bearer token in Authorization.",
     request_id: requestId

@@ -45,8 +45,11 @@ export const withRequestId = <E, R>(
     yield* HttpApp.appendPreResponseHandler((_req, response) =>
       Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
     )
+    // On the request's server span and on every span opened inside it, so a trace can be found by request id.
+    yield* Effect.annotateCurrentSpan("request.id", requestId)
     return yield* app.pipe(
       Effect.locally(currentRequestId, Option.some(requestId)),
-      Effect.annotateLogs("requestId", requestId)
+      Effect.annotateLogs("requestId", requestId),
+      Effect.annotateSpans("request.id", requestId)
     )
   })

@@ -1,68 +1,34 @@
 /**
- * API-level middleware: request ids, the 256 KiB body limit, and the shape of refusals the router produces
- * itself (unknown path, wrong verb, undecodable input, unexpected defects). Nothing leaves as an untyped 500.
+ * API-level middleware: request ids, the body limit on the declared length, and the shape of every answer
+ * the router or the middleware produces itself: unknown path (a 404 listing the group's operations under a
+ * group prefix), wrong verb (405 with `Allow`), undecodable input (the codec's structural refusal), missing
+ * credentials (401 with `WWW-Authenticate`) and unexpected defects (500 with a request id, no internals).
+ * Nothing leaves as an untyped 500.
  *
  * @since 0.1.0
  */
-import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiError from "@effect/platform/HttpApiError"
+import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { toBlock } from "@service/market-contract/MarketError"
-import * as Operations from "@service/market-contract/Operations"
-import { refusalFromIssues } from "@service/market-contract/Validation"
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Operation from "@service/core/Operation"
+import * as Refusal from "@service/core/Refusal"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
+import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { Api } from "./Api.js"
-import { basePath } from "./MarketDataApi.js"
+import * as ApiError from "./ApiError.js"
+import * as Authentication from "./Authentication.js"
+import * as BodyReader from "./BodyReader.js"
 import * as RequestId from "./RequestId.js"
+import * as Routes from "./Routes.js"
 
-/** @since 0.1.0 @category constants */
-export const maxBodyBytes = 256 * 1024
-
-interface Route {
-  readonly name: string
-  readonly method: string
-  readonly path: string
-  readonly pattern: RegExp
-}
-
-const toPattern = (path: string): RegExp =>
-  new RegExp(`^${path.split("/").map((seg) => (seg.startsWith(":") ? "[^/]+" : seg.replace(/[.*+?^${}()|[\]\\~]/g, "\\$&"))).join("/")}/?$`)
-
-/** Every route of the API, read once from the API definition. */
-const routes: ReadonlyArray<Route> = (() => {
-  const out: Array<Route> = []
-  HttpApi.reflect(Api, {
-    onGroup: () => {},
-    onEndpoint: ({ endpoint }) => {
-      out.push({ name: endpoint.name, method: endpoint.method, path: endpoint.path, pattern: toPattern(endpoint.path) })
-    }
-  })
-  return out
-})()
-
-const underMarketData = /^\/api\/v1\/workspaces\/[^/]+\/market-data(\/|$)/
-
-const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
-  HttpServerResponse.unsafeJson(body, { status, headers })
-
-const notFoundBody = (method: string, pathname: string, requestId: string) => {
-  const slug = /^\/api\/v1\/workspaces\/([^/]+)\//.exec(pathname)?.[1] ?? "<slug>"
-  const base = basePath.replace(":workspace", slug)
-  return {
-    statusCode: 404,
-    code: "NOT_FOUND",
-    message: `No market-data operation at ${method} ${pathname}.`,
-    request_id: requestId,
-    endpoint: { method, path: pathname },
-    documentation_url: `${base}/capabilities`,
-    operations: Operations.all.map((op) => ({ operation: op.name, method: op.method, path: `${base}${op.path}` }))
-  }
+/** @since 0.1.0 @category models */
+export interface Options {
+  /** The realm of the `WWW-Authenticate` challenge (default `service`). */
+  readonly realm?: string | undefined
 }
 
 const pathnameOf = (url: string): string => {
@@ -70,61 +36,100 @@ const pathnameOf = (url: string): string => {
   return q === -1 ? url : url.slice(0, q)
 }
 
-const shape = (app: Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>) =>
+const notFound = <R>(table: Routes.Table<R>, method: string, pathname: string, requestId: string) => {
+  const found = table.groupAt(pathname)
+  if (found === undefined) {
+    return ApiError.respond(ApiError.RouteNotFound, 404, {
+      statusCode: 404,
+      code: "NOT_FOUND",
+      message: `Nothing at ${Refusal.excerpt(pathname, 120)}.`,
+      request_id: requestId
+    })
+  }
+  const { prefix, values } = found
+  const group = prefix.group
+  const discovery = group.operations.find((op) => op.name === group.http.discovery)
+  return ApiError.respond(ApiError.GroupRouteNotFound, 404, {
+    statusCode: 404,
+    code: "NOT_FOUND",
+    message: `No ${group.title} operation at ${method} ${Refusal.excerpt(pathname, 120)}.`,
+    request_id: requestId,
+    endpoint: { method, path: Refusal.excerpt(pathname, 200) },
+    ...(discovery === undefined ? {} : { documentation_url: Routes.fill(Operation.httpPath(group, discovery), values) }),
+    operations: Operation.servedOn(group, "http").map((op) => ({
+      operation: op.name,
+      method: op.http.method,
+      path: Routes.fill(Operation.httpPath(group, op), values)
+    }))
+  })
+}
+
+const shape = <R>(table: Routes.Table<R>, challenge: string) =>
+(
+  app: Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest> =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const requestId = yield* RequestId.get
-    const declared = Number(request.headers["content-length"] ?? "0")
-    if (Number.isFinite(declared) && declared > maxBodyBytes) {
-      return json(413, {
+    const pathname = pathnameOf(request.url)
+    const route = table.find(request.method, pathname)
+    const limit = route?.maxBodyBytes ?? Routes.defaultMaxBodyBytes
+    const declared = BodyReader.declaredLength(request.headers)
+    if (declared !== undefined && declared > limit) {
+      // Answered before reading a byte; the connection closes rather than carrying the unread body.
+      return ApiError.respond(ApiError.PayloadTooLarge, 413, {
+        statusCode: 413,
         code: "PAYLOAD_TOO_LARGE",
-        message: `Request bodies are limited to ${maxBodyBytes} bytes.`,
-        request_id: requestId
-      })
+        message: `Request bodies on this route are limited to ${limit} bytes.`,
+        request_id: requestId,
+        max_body_bytes: limit
+      }, { connection: "close" })
     }
     return yield* app.pipe(
+      // Bounds any handler that reads the body with the platform's own readers.
+      HttpIncomingMessage.withMaxBodySize(Option.some(limit)),
       Effect.catchAllCause((cause) =>
         Effect.gen(function*() {
           const failure = Cause.failureOption(cause)
           if (Option.isSome(failure)) {
             // The router's failures are untyped at this level; narrow them one by one.
             const error: unknown = failure.value
-            const pathname = pathnameOf(request.url)
             if (error instanceof HttpServerError.RouteNotFound) {
-              const sameResource = routes.filter((r) => r.pattern.test(pathname))
-              if (sameResource.length > 0) {
-                const allowed = [...new Set(sameResource.map((r) => r.method))]
-                return json(405, {
+              const allowed = table.methodsAt(pathname)
+              if (allowed.length > 0) {
+                return ApiError.respond(ApiError.MethodNotAllowed, 405, {
+                  statusCode: 405,
                   code: "METHOD_NOT_ALLOWED",
-                  message: `${request.method} is not allowed on ${pathname}.`,
+                  message: `${request.method} is not allowed here; use ${allowed.join(" or ")}.`,
                   request_id: requestId,
                   allowed_methods: allowed
                 }, { allow: allowed.join(", ") })
               }
-              if (underMarketData.test(pathname)) return json(404, notFoundBody(request.method, pathname, requestId))
-              return json(404, { code: "NOT_FOUND", message: `Nothing at ${pathname}.`, request_id: requestId })
+              return notFound(table, request.method, pathname, requestId)
+            }
+            if (error instanceof ApiError.Unauthorized) {
+              return ApiError.respond(ApiError.Unauthorized, 401, error, { "www-authenticate": challenge })
             }
             if (error instanceof HttpApiError.HttpApiDecodeError) {
-              const route = routes.find((r) => r.method === request.method && r.pattern.test(pathname))
-              const op = Operations.all.find((o) => o.name === route?.name)
               const issues = error.issues.map((issue) => ({ path: issue.path, message: issue.message, tag: issue._tag }))
-              const refusal = refusalFromIssues(
-                (op ?? Operations.searchSuppliers).input.ast,
-                issues
-              )
-              return json(400, {
+              if (route !== undefined) {
+                const codec = route.group.refusals
+                const described = codec.describeInvalidInput(Refusal.invalidInputFromIssues(route.operation.input.ast, issues))
+                return ApiError.respondRefusal(codec, described, requestId)
+              }
+              return ApiError.respond(ApiError.BadRequest, 400, {
                 statusCode: 400,
                 code: "VALIDATION_FAILED",
-                message: refusal.why,
-                request_id: requestId,
-                ...(underMarketData.test(pathname) ? { market_data: toBlock(refusal) } : {})
+                message: Refusal.excerpt(error.message, 200),
+                request_id: requestId
               })
             }
             return yield* Effect.failCause(cause)
           }
           if (Cause.isInterruptedOnly(cause)) return yield* Effect.failCause(cause)
           yield* Effect.logError("Unexpected defect while serving a request", cause)
-          return json(500, {
+          return ApiError.respond(ApiError.Internal, 500, {
+            statusCode: 500,
             code: "INTERNAL",
             message: "An unexpected error occurred. Quote the request id when reporting it.",
             request_id: requestId
@@ -135,8 +140,12 @@ const shape = (app: Effect.Effect<HttpServerResponse.HttpServerResponse, never, 
   })
 
 /**
- * The API-level middleware layer.
+ * The API-level middleware layer for `groups` (the same list the API was built from).
  *
  * @since 0.1.0 @category layers
  */
-export const layer: Layer.Layer<never> = HttpApiBuilder.middleware((app) => RequestId.withRequestId(shape(app)))
+export const layer = <R>(groups: ReadonlyArray<Operation.Group<R>>, options: Options = {}): Layer.Layer<never> => {
+  const table = Routes.make(groups)
+  const challenge = Authentication.challenge(options.realm)
+  return HttpApiBuilder.middleware((app) => RequestId.withRequestId(shape(table, challenge)(app)))
+}

@@ -1,11 +1,15 @@
 /**
  * @since 0.1.0
  */
-export * as Api from "./Api.js"
 export * as ApiError from "./ApiError.js"
 export * as Authentication from "./Authentication.js"
+export * as BodyReader from "./BodyReader.js"
+export * as GroupApi from "./GroupApi.js"
+export * as GroupHandlers from "./GroupHandlers.js"
+export * as Health from "./Health.js"
 export * as HttpLayer from "./HttpLayer.js"
-export * as MarketDataApi from "./MarketDataApi.js"
-export * as MarketDataHttp from "./MarketDataHttp.js"
+export * as InputShape from "./InputShape.js"
+export * as OpenApiDocument from "./OpenApiDocument.js"
 export * as RequestId from "./RequestId.js"
+export * as Routes from "./Routes.js"
 export * as Shaping from "./Shaping.js"

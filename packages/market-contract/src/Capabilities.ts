@@ -5,8 +5,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
-import { CorpusBasis } from "./Envelope.js"
-import { SemanticCode } from "./MarketError.js"
+import { CorpusBasis, CoverageDeclaration } from "./Envelope.js"
 
 /** @since 0.1.0 @category constants */
 export const OPENAPI_URL = "/openapi.json"
@@ -25,8 +24,8 @@ export const OperationCapability = Schema.Struct({
   operation: Schema.String,
   question: Schema.String,
   requires: Schema.String,
-  refuses: Schema.Array(SemanticCode),
-  method: Schema.Literal("GET", "POST"),
+  refuses: Schema.Array(Schema.String).annotations({ description: "The semantic codes this operation may return." }),
+  method: Schema.Literal("GET", "POST", "PUT", "PATCH", "DELETE"),
   path: Schema.String,
   metered: Schema.Boolean,
   paginates: Schema.Boolean,
@@ -69,3 +68,17 @@ export const CompactCapabilities = Schema.Struct({
 }).annotations({ identifier: "CompactCapabilities" })
 /** @since 0.1.0 @category models */
 export type CompactCapabilities = typeof CompactCapabilities.Type
+
+/**
+ * The input of operations that take none.
+ *
+ * @since 0.1.0 @category models
+ */
+export const NoInput = Schema.Struct({}).annotations({ identifier: "NoInput" })
+
+/** The standalone coverage block (GET coverage). @since 0.1.0 @category models */
+export const CoverageResponse = Schema.Struct({
+  requestId: Schema.String,
+  coverage: Schema.Array(CoverageDeclaration),
+  corpusBasis: CorpusBasis
+}).annotations({ identifier: "CoverageResponse" })

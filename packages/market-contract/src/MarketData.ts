@@ -7,13 +7,13 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Crypto } from "@service/core/Crypto"
 import { RequestContext } from "@service/core/RequestContext"
+import { stateByCode } from "@service/market-warehouse/States"
+import { type Publication, type SourceCoverage, WarehouseReader } from "@service/market-warehouse/WarehouseReader"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { createHash } from "node:crypto"
-import { Corpus, type Publication, type SourceCoverage } from "./Corpus.js"
 import {
   type CorpusBasis,
   type CoverageDeclaration,
@@ -23,16 +23,14 @@ import {
   type Normalization,
   type PageInfo,
   type ProvenanceEntry,
-  type QueryMode,
   SCHEMA_VERSION,
   type SemanticWarning
 } from "./Envelope.js"
-import { foldText } from "./internal/text.js"
 import { CONTRACT_VERSION, type CursorPayload, openCursor, openRecordRef, sealCursor, sealRecordRef } from "./internal/refs.js"
-import { parseRfc } from "./internal/rfc.js"
-import { resolveState, stateByCode } from "./internal/states.js"
 import { decodeSupplierRows, SUPPLIER_COLUMNS, type SupplierDbRow } from "./internal/supplierRows.js"
+import { defaultPageSize } from "./Limits.js"
 import { type MarketDataRefusal, refuse } from "./MarketError.js"
+import { narrow, probeSelectivity } from "./SupplierNarrowing.js"
 import type { GetSupplierInput, SearchSuppliersInput, SupplierRow } from "./Suppliers.js"
 
 /** @since 0.1.0 @category models */
@@ -50,6 +48,34 @@ export interface EnvelopeOf<R> {
   readonly diagnostics: { readonly elapsedMs: number; readonly rowsExamined: number; readonly truncated: boolean }
 }
 
+/**
+ * What a query module hands the envelope builder. Everything not given takes the neutral value.
+ *
+ * @since 0.1.0 @category models
+ */
+export interface EnvelopeParts<R> {
+  readonly operation: string
+  readonly publication: Publication
+  readonly request: Readonly<Record<string, unknown>>
+  readonly results: R
+  readonly startedAt: number
+  readonly normalizations?: ReadonlyArray<Normalization>
+  readonly queryInterpretation?: InterpretedRequest["query_interpretation"]
+  readonly page?: PageInfo | null
+  readonly categories?: ReadonlyArray<EvidenceCategory>
+  readonly warnings?: ReadonlyArray<SemanticWarning>
+  readonly provenance?: ReadonlyArray<ProvenanceEntry>
+  readonly rowsExamined?: number
+  readonly truncated?: boolean
+  /** Coverage rows the caller already read for this publication (saves the query). */
+  readonly coverageRows?: ReadonlyArray<SourceCoverage>
+  /**
+   * The answer is empty: the envelope then says so with `zero_results_with_coverage` when the corpus
+   * does hold visible rows of the categories read, so an empty answer is told apart from a missing market.
+   */
+  readonly empty?: boolean
+}
+
 /** @since 0.1.0 @category models */
 export interface ObservedValue {
   readonly value: string
@@ -62,10 +88,6 @@ export type Facet = "states" | "scian_codes" | "evidence_categories"
 
 /** @since 0.1.0 @category constants */
 export const facets: ReadonlyArray<Facet> = ["states", "scian_codes", "evidence_categories"]
-
-/** The default and maximum page sizes of search-shaped operations. */
-const DEFAULT_LIMIT = 20
-const MAX_LIMIT = 50
 
 /**
  * @since 0.1.0 @category tags
@@ -93,19 +115,17 @@ export class MarketData extends Context.Tag("@service/market-contract/MarketData
     >
     /** The corpus basis every envelope reports for a publication. */
     readonly corpusBasis: (publication: Publication) => CorpusBasis
-    /** Builds an envelope around results computed elsewhere (capabilities). */
-    readonly envelope: <R>(parts: {
-      readonly operation: string
-      readonly publication: Publication
-      readonly request: Readonly<Record<string, unknown>>
-      readonly results: R
-      readonly startedAt: number
-    }) => Effect.Effect<EnvelopeOf<R>, never, RequestContext>
+    /**
+     * The active publication, refused with `serving_projection_unavailable` or `serving_projection_stale`
+     * when there is none or it is past its freshness bound: where every query module starts.
+     */
+    readonly servingPublication: Effect.Effect<Publication, MarketDataRefusal>
+    /** The warehouse's read client, for this package's query modules. */
+    readonly sql: SqlClient.SqlClient
+    /** Builds the envelope around results a query module computed. */
+    readonly envelope: <R>(parts: EnvelopeParts<R>) => Effect.Effect<EnvelopeOf<R>, never, RequestContext>
   }
 >() {}
-
-const digest = (value: unknown): string =>
-  createHash("sha256").update(JSON.stringify(value)).digest("base64url").slice(0, 22)
 
 const isoDate = (d: Date) => d.toISOString()
 
@@ -153,7 +173,7 @@ const observationWarning: SemanticWarning = {
 /** @since 0.1.0 @category constructors */
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const corpus = yield* Corpus
+  const corpus = yield* WarehouseReader
   const crypto = yield* Crypto
   const provideCrypto = Effect.provideService(Crypto, crypto)
 
@@ -190,27 +210,22 @@ export const make = Effect.gen(function*() {
       : isoDate(new Date(publication.publishedAt.getTime() + publication.freshForSeconds * 1000))
   })
 
-  const envelope = <R>(parts: {
-    readonly operation: string
-    readonly publication: Publication
-    readonly request: Readonly<Record<string, unknown>>
-    readonly results: R
-    readonly startedAt: number
-    readonly normalizations?: ReadonlyArray<Normalization>
-    readonly queryInterpretation?: InterpretedRequest["query_interpretation"]
-    readonly page?: PageInfo | null
-    readonly categories?: ReadonlyArray<EvidenceCategory>
-    readonly warnings?: ReadonlyArray<SemanticWarning>
-    readonly provenance?: ReadonlyArray<ProvenanceEntry>
-    readonly rowsExamined?: number
-    readonly truncated?: boolean
-    /** Coverage rows the caller already read for this publication (saves the query). */
-    readonly coverageRows?: ReadonlyArray<SourceCoverage>
-  }): Effect.Effect<EnvelopeOf<R>, never, RequestContext> =>
+  const envelope = <R>(parts: EnvelopeParts<R>): Effect.Effect<EnvelopeOf<R>, never, RequestContext> =>
     Effect.gen(function*() {
       const { requestId } = yield* RequestContext
       const coverageRows = parts.coverageRows ?? (yield* corpus.coverage(parts.publication.snapshotId))
       const now = yield* Clock.currentTimeMillis
+      const categories = parts.categories ?? allCategories
+      const visible = coverageRows
+        .filter((r) => categories.includes(r.evidenceCategory) && r.licensedForDisplay)
+        .reduce((sum, r) => sum + r.visibleRows, 0)
+      const warnings: ReadonlyArray<SemanticWarning> = parts.empty === true && visible > 0
+        ? [...(parts.warnings ?? []), {
+          code: "zero_results_with_coverage",
+          message:
+            "Nothing matched, and the corpus does hold published rows of this kind: this empty answer is an answer, not a missing market."
+        }]
+        : parts.warnings ?? []
       return {
         schemaVersion: SCHEMA_VERSION,
         requestId,
@@ -222,9 +237,9 @@ export const make = Effect.gen(function*() {
         },
         results: parts.results,
         page: parts.page ?? null,
-        coverage: abstractCoverage(parts.publication, coverageRows, parts.categories ?? allCategories),
+        coverage: abstractCoverage(parts.publication, coverageRows, categories),
         corpusBasis: corpusBasis(parts.publication),
-        semanticWarnings: parts.warnings ?? [],
+        semanticWarnings: warnings,
         provenance: parts.provenance ?? [],
         diagnostics: {
           elapsedMs: Math.max(0, now - parts.startedAt),
@@ -280,159 +295,22 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const startedAt = yield* Clock.currentTimeMillis
       const publication = yield* servingPublication
-      const normalizations: Array<Normalization> = []
-      const limit = input.limit ?? DEFAULT_LIMIT
-      if (limit > MAX_LIMIT) {
-        return yield* refuse("invalid_field_value", `limit ${limit} exceeds ${MAX_LIMIT}.`, `Use a limit from 1 to ${MAX_LIMIT}.`, {
-          field: "limit"
-        })
-      }
-
-      const query = input.query?.trim()
-      const hasNarrowing = query !== undefined || input.state !== undefined || input.scian_codes !== undefined ||
-        input.source_slugs !== undefined || input.rfc !== undefined
-      if (!hasNarrowing) {
-        return yield* refuse(
-          "query_too_broad",
-          "A supplier search needs at least one narrowing dimension; listing the whole market is not offered.",
-          "Add at least one of: query, state, scian_codes, rfc."
-        )
-      }
-
-      // State: any name, code or alias resolves to the INEGI code.
-      let stateCode: string | undefined
-      const recognizedAliases: Array<string> = []
-      if (input.state !== undefined) {
-        const resolved = resolveState(input.state)
-        if (resolved._tag === "Unknown") {
-          return yield* refuse(
-            "unknown_state",
-            `"${input.state}" is not a Mexican state name, code or known alias.`,
-            resolved.suggestions.length > 0
-              ? `Did you mean ${resolved.suggestions.map((s) => `"${s}"`).join(" or ")}? Send that as state.`
-              : "Send a state name (Jalisco), alias (CDMX, Edomex, NL) or INEGI code (01-32).",
-            { field: "state" }
-          )
-        }
-        stateCode = resolved.code
-        if (resolved.name !== input.state) {
-          normalizations.push({
-            field: "state",
-            from: input.state,
-            to: `${resolved.code} ${resolved.name}`,
-            reason: resolved.matchedBy === "alias"
-              ? "recognized state alias"
-              : resolved.matchedBy === "code"
-              ? "INEGI state code"
-              : "state name matched ignoring accents and case"
-          })
-          if (resolved.matchedBy === "alias") recognizedAliases.push(input.state)
-        }
-      }
-
-      let rfc: string | undefined
-      if (input.rfc !== undefined) {
-        const normalized = parseRfc(input.rfc)
-        if (normalized === undefined) {
-          return yield* refuse(
-            "invalid_field_value",
-            `"${input.rfc}" is not a well-formed RFC.`,
-            "An RFC has 12 characters for a company (3 letters, YYMMDD, 3-character homoclave) or 13 for a person (4 letters).",
-            { field: "rfc" }
-          )
-        }
-        if (normalized !== input.rfc) {
-          normalizations.push({ field: "rfc", from: input.rfc, to: normalized, reason: "RFC upper-cased, separators removed" })
-        }
-        rfc = normalized
-      }
-
-      if (input.source_slugs !== undefined) {
-        const known = yield* sql<{ slug: string }>`SELECT slug FROM market.sources WHERE licensed_for_display`.pipe(
-          Effect.orDie
-        )
-        const unknown = input.source_slugs.filter((s) => !known.some((k) => k.slug === s))
-        if (unknown.length > 0) {
-          return yield* refuse(
-            "unknown_filter_value",
-            `source_slugs names ${unknown.length} source(s) that are not published for display.`,
-            "Use the source slugs listed in the operator documentation (docs/market-data.md), or drop source_slugs.",
-            { field: "source_slugs" }
-          )
-        }
-      }
-
-      const requestedMode: QueryMode | null = input.query_mode ?? null
-      const appliedMode: QueryMode = requestedMode === null || requestedMode === "auto" ? "all_terms" : requestedMode
-      const tsquery = query === undefined
-        ? undefined
-        : appliedMode === "exact_phrase"
-        ? sql`phraseto_tsquery('market.es', ${query})`
-        : appliedMode === "any_terms"
-        ? sql`replace(plainto_tsquery('market.es', ${query})::text, '&', '|')::tsquery`
-        : sql`plainto_tsquery('market.es', ${query})`
-      if (tsquery !== undefined) {
-        const probe = yield* sql<{ empty: boolean }>`SELECT numnode(${tsquery}) = 0 AS empty`.pipe(Effect.orDie)
-        if (probe[0]?.empty === true) {
-          return yield* refuse(
-            "invalid_field_value",
-            "The query holds no searchable words (only very common words or punctuation).",
-            "Use distinctive words such as a name or an activity (\"cantera\", \"minera\").",
-            { field: "query" }
-          )
-        }
-      }
-
-      const scianCodes = input.scian_codes === undefined ? undefined : [...new Set(input.scian_codes)].sort()
-      const filters = {
-        query: query ?? null,
-        mode: query === undefined ? null : appliedMode,
-        state: stateCode ?? null,
-        scian_codes: scianCodes ?? null,
-        rfc: rfc ?? null,
-        source_slugs: input.source_slugs === undefined ? null : [...input.source_slugs].sort()
-      }
-      const filterDigest = digest(filters)
+      const limit = input.limit ?? defaultPageSize
+      const narrowed = yield* narrow(sql, publication.snapshotId, input)
+      const { conditions, tsquery } = narrowed
 
       let last: CursorPayload["last"] | undefined
       if (input.cursor !== undefined) {
         const opened = yield* openCursor(input.cursor, {
           op: "search_suppliers",
-          filterDigest,
+          filterDigest: narrowed.filterDigest,
           snapshotId: publication.snapshotId
         }).pipe(provideCrypto)
         last = opened.last
       }
 
-      const conditions = [
-        sql`o.snapshot_id = ${publication.snapshotId}`,
-        licensedSources,
-        ...(stateCode === undefined ? [] : [sql`o.state_code = ${stateCode}`]),
-        ...(rfc === undefined ? [] : [sql`o.rfc = ${rfc}`]),
-        ...(scianCodes === undefined ? [] : [sql.or(scianCodes.map((code) => sql`o.scian_code LIKE ${`${code}%`}`))]),
-        ...(input.source_slugs === undefined ? [] : [sql`o.source_slug IN ${sql.in(input.source_slugs)}`]),
-        ...(tsquery === undefined ? [] : [sql`o.search_tsv @@ ${tsquery}`])
-      ]
-
-      // A text query alone must be selective: a bounded probe reads at most one page more than the maximum.
-      const textOnly = query !== undefined && stateCode === undefined && rfc === undefined && scianCodes === undefined &&
-        input.source_slugs === undefined
-      let rowsExamined = 0
-      if (textOnly && input.cursor === undefined) {
-        const probe = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM (
-            SELECT 1 FROM market.supplier_observations o WHERE ${sql.and(conditions)} LIMIT ${MAX_LIMIT + 1}) t`.pipe(
-          Effect.orDie
-        )
-        const matched = probe[0]?.n ?? 0
-        rowsExamined += matched
-        if (matched > MAX_LIMIT) {
-          return yield* refuse(
-            "query_not_selective",
-            `The words "${query}" alone match more observations than one page can hold.`,
-            "Keep the words and add a structured filter (state, scian_codes or rfc), or use more specific words."
-          )
-        }
-      }
+      // A text query alone must be selective (not asked again when resuming a page).
+      let rowsExamined = input.cursor === undefined ? yield* probeSelectivity(sql, narrowed) : 0
 
       const rank = tsquery === undefined ? undefined : sql`ts_rank_cd(o.search_tsv, ${tsquery})::float8`
       const keyset = last === undefined
@@ -456,7 +334,7 @@ export const make = Effect.gen(function*() {
         ? yield* sealCursor({
           op: "search_suppliers",
           snap: publication.snapshotId,
-          fd: filterDigest,
+          fd: narrowed.filterDigest,
           last: rank === undefined
             ? { id: lastRow.id, name: lastRow.name_norm }
             : { id: lastRow.id, rank: lastRow.rank ?? 0 }
@@ -464,57 +342,25 @@ export const make = Effect.gen(function*() {
         : null
 
       const coverageRows = yield* corpus.coverage(publication.snapshotId)
-      const visible = coverageRows
-        .filter((r) => r.evidenceCategory === "supplier_or_organization_evidence" && r.licensedForDisplay)
-        .reduce((sum, r) => sum + r.visibleRows, 0)
-      const warnings: Array<SemanticWarning> = []
-      if (projected.length > 0) warnings.push(observationWarning)
-      if (projected.length === 0 && visible > 0) {
-        warnings.push({
-          code: "zero_results_with_coverage",
-          message:
-            "No observation matched, and the corpus does hold published supplier observations: this empty page is an answer, not a missing market."
-        })
-      }
 
       return yield* envelope({
         operation: "search_suppliers",
         publication,
         startedAt,
         request: {
-          ...(query === undefined ? {} : { query }),
-          ...(stateCode === undefined ? {} : { state: stateCode }),
-          ...(scianCodes === undefined ? {} : { scian_codes: scianCodes }),
-          ...(rfc === undefined ? {} : { rfc }),
-          // Source identifiers never leave the layer, not even echoed back.
-          ...(input.source_slugs === undefined ? {} : { source_filter: { sources: input.source_slugs.length } }),
+          ...narrowed.request,
           limit,
           ...(input.cursor === undefined ? {} : { resumed_from_cursor: true })
         },
-        normalizations,
-        ...(query === undefined ? {} : {
-          queryInterpretation: {
-            requested_mode: requestedMode,
-            applied_mode: appliedMode,
-            normalized_terms: foldText(query).split(" ").filter((t) => t.length > 0),
-            recognized_state_aliases: recognizedAliases,
-            filters: [
-              ...(stateCode === undefined ? [] : ["state"]),
-              ...(scianCodes === undefined ? [] : ["scian_codes"]),
-              ...(rfc === undefined ? [] : ["rfc"]),
-              ...(input.source_slugs === undefined ? [] : ["source_slugs"])
-            ],
-            warning: requestedMode === null
-              ? "auto mode: every word must match (Spanish stemming, accents ignored)"
-              : null
-          }
-        }),
+        normalizations: narrowed.normalizations,
+        ...(narrowed.queryInterpretation === undefined ? {} : { queryInterpretation: narrowed.queryInterpretation }),
         results: projected.map((p) => p.supplier),
         provenance: projected.map((p) => p.provenance),
         page: { limit, returned: projected.length, hasMore, nextCursor },
         categories: ["supplier_or_organization_evidence"],
         coverageRows,
-        warnings,
+        warnings: projected.length > 0 ? [observationWarning] : [],
+        empty: projected.length === 0,
         rowsExamined,
         truncated: hasMore
       })
@@ -598,12 +444,14 @@ export const make = Effect.gen(function*() {
     observedValues,
     coverage,
     corpusBasis,
+    servingPublication,
+    sql,
     envelope: (parts) => envelope(parts)
   })
 })
 
 /** @since 0.1.0 @category layers */
-export const layer: Layer.Layer<MarketData, never, SqlClient.SqlClient | Corpus | Crypto> = Layer.effect(
+export const layer: Layer.Layer<MarketData, never, SqlClient.SqlClient | WarehouseReader | Crypto> = Layer.effect(
   MarketData,
   make
 )

@@ -4,6 +4,7 @@
  *
  * @since 0.1.0
  */
+import * as Refusal from "@service/core/Refusal"
 import * as Schema from "effect/Schema"
 
 /** @since 0.1.0 @category models */
@@ -41,9 +42,8 @@ export const RecoveryAction = Schema.Literal(
 /** @since 0.1.0 @category models */
 export type RecoveryAction = typeof RecoveryAction.Type
 
-interface CodeRule {
+interface CodeRule extends Refusal.RefusalRule {
   readonly action: RecoveryAction
-  readonly retryable: boolean
   /** HTTP status chosen for the code (docs/decisions/0009-market-data-refusal-statuses.md). */
   readonly status: 400 | 404 | 409 | 503 | 504
 }
@@ -54,24 +54,24 @@ interface CodeRule {
  * @since 0.1.0 @category models
  */
 export const codeRules: { readonly [K in SemanticCode]: CodeRule } = {
-  query_too_broad: { action: "narrow_query", retryable: false, status: 400 },
-  query_not_selective: { action: "narrow_query", retryable: false, status: 400 },
-  invalid_field_value: { action: "fix_arguments", retryable: false, status: 400 },
-  unknown_state: { action: "fix_arguments", retryable: false, status: 400 },
-  invalid_observed_kind: { action: "fix_arguments", retryable: false, status: 400 },
-  invalid_mark_kind: { action: "fix_arguments", retryable: false, status: 400 },
-  deadline_not_available: { action: "fix_arguments", retryable: false, status: 400 },
-  amount_requires_currency_and_scope: { action: "fix_arguments", retryable: false, status: 400 },
-  unknown_filter_value: { action: "fix_arguments", retryable: false, status: 400 },
-  unknown_facet: { action: "fix_arguments", retryable: false, status: 400 },
-  batch_too_large: { action: "fix_arguments", retryable: false, status: 400 },
-  invalid_cursor: { action: "restart_without_cursor", retryable: false, status: 400 },
-  cursor_stale: { action: "restart_without_cursor", retryable: false, status: 409 },
-  market_data_timeout: { action: "retry_backoff", retryable: true, status: 504 },
-  market_data_unavailable: { action: "retry_backoff", retryable: true, status: 503 },
-  serving_projection_unavailable: { action: "retry_backoff", retryable: true, status: 503 },
-  serving_projection_stale: { action: "retry_backoff", retryable: true, status: 503 },
-  invalid_record_ref: { action: "search_again", retryable: false, status: 404 }
+  query_too_broad: { action: "narrow_query", retryable: false, status: 400, description: "search or count has no narrowing dimension" },
+  query_not_selective: { action: "narrow_query", retryable: false, status: 400, description: "a text query alone matches more than one page can read" },
+  invalid_field_value: { action: "fix_arguments", retryable: false, status: 400, description: "a value is structurally wrong (shape, range, enum, unknown property)" },
+  unknown_state: { action: "fix_arguments", retryable: false, status: 400, description: "the state is not one of the 32 states or their aliases" },
+  invalid_observed_kind: { action: "fix_arguments", retryable: false, status: 400, description: "observed_kind is not one of the allowed record kinds" },
+  invalid_mark_kind: { action: "fix_arguments", retryable: false, status: 400, description: "the risk mark kind is not one of the allowed kinds" },
+  deadline_not_available: { action: "fix_arguments", retryable: false, status: 400, description: "a date-deadline question: the corpus has no reliable deadlines" },
+  amount_requires_currency_and_scope: { action: "fix_arguments", retryable: false, status: 400, description: "an amount filter without currency and amount_scope" },
+  unknown_filter_value: { action: "fix_arguments", retryable: false, status: 400, description: "a filter value the corpus does not hold" },
+  unknown_facet: { action: "fix_arguments", retryable: false, status: 400, description: "facets names an unknown corpus dimension" },
+  batch_too_large: { action: "fix_arguments", retryable: false, status: 400, description: "screen_risks has more than 50 RFCs" },
+  invalid_cursor: { action: "restart_without_cursor", retryable: false, status: 400, description: "the cursor was not issued for these filters" },
+  cursor_stale: { action: "restart_without_cursor", retryable: false, status: 409, description: "the corpus was republished under the cursor" },
+  market_data_timeout: { action: "retry_backoff", retryable: true, status: 504, description: "the statement did not finish within the statement timeout" },
+  market_data_unavailable: { action: "retry_backoff", retryable: true, status: 503, description: "the warehouse is unreachable" },
+  serving_projection_unavailable: { action: "retry_backoff", retryable: true, status: 503, description: "no publication is active" },
+  serving_projection_stale: { action: "retry_backoff", retryable: true, status: 503, description: "the active publication is past its freshness bound" },
+  invalid_record_ref: { action: "search_again", retryable: false, status: 404, description: "the record_ref was not issued by this layer or is gone" }
 }
 
 /**
@@ -87,7 +87,8 @@ export class MarketDataRefusal extends Schema.TaggedError<MarketDataRefusal>("@s
     why: Schema.String,
     suggestedCorrection: Schema.String,
     field: Schema.optional(Schema.String),
-    allowedValues: Schema.optional(Schema.Array(Schema.String))
+    allowedValues: Schema.optional(Schema.Array(Schema.String)),
+    allowedRange: Schema.optional(Refusal.AllowedRange)
   }
 ) {
   override get message(): string {
@@ -116,8 +117,9 @@ export const MarketDataBlock = Schema.Struct({
   retryable: Schema.Boolean,
   recovery: Schema.Struct({ action: RecoveryAction }),
   field: Schema.optional(Schema.String),
-  allowed_values: Schema.optional(Schema.Array(Schema.String))
-})
+  allowed_values: Schema.optional(Schema.Array(Schema.String)),
+  allowed_range: Schema.optional(Refusal.AllowedRange)
+}).annotations({ identifier: "MarketDataBlock", description: "What went wrong and the next working call." })
 /** @since 0.1.0 @category models */
 export type MarketDataBlock = typeof MarketDataBlock.Type
 
@@ -131,7 +133,8 @@ export const toBlock = (refusal: MarketDataRefusal): MarketDataBlock => ({
   retryable: refusal.retryable,
   recovery: { action: refusal.recoveryAction },
   ...(refusal.field === undefined ? {} : { field: refusal.field }),
-  ...(refusal.allowedValues === undefined ? {} : { allowed_values: refusal.allowedValues })
+  ...(refusal.allowedValues === undefined ? {} : { allowed_values: refusal.allowedValues }),
+  ...(refusal.allowedRange === undefined ? {} : { allowed_range: refusal.allowedRange })
 })
 
 /** @since 0.1.0 @category constructors */
@@ -139,12 +142,45 @@ export const refuse = (
   semanticCode: SemanticCode,
   why: string,
   suggestedCorrection: string,
-  extra: { readonly field?: string; readonly allowedValues?: ReadonlyArray<string> } = {}
+  extra: {
+    readonly field?: string
+    readonly allowedValues?: ReadonlyArray<string>
+    readonly allowedRange?: Refusal.AllowedRange
+  } = {}
 ): MarketDataRefusal =>
   new MarketDataRefusal({
     semanticCode,
     why,
     suggestedCorrection,
     ...(extra.field === undefined ? {} : { field: extra.field }),
-    ...(extra.allowedValues === undefined ? {} : { allowedValues: extra.allowedValues })
+    ...(extra.allowedValues === undefined ? {} : { allowedValues: extra.allowedValues }),
+    ...(extra.allowedRange === undefined ? {} : { allowedRange: extra.allowedRange })
   })
+
+
+/**
+ * The market-data refusal codec: the `market_data` block, one status and recovery action per code.
+ *
+ * @since 0.1.0 @category codecs
+ */
+export const codec: Refusal.RefusalCodec<MarketDataRefusal, SemanticCode> = Refusal.makeCodec({
+  key: "market_data",
+  identifier: "MarketData",
+  tag: "MarketDataRefusal",
+  is: (u: unknown): u is MarketDataRefusal => u instanceof MarketDataRefusal,
+  rules: codeRules,
+  code: (refusal) => refusal.semanticCode,
+  message: (refusal) => refusal.why,
+  toBlock: (refusal) => toBlock(refusal),
+  block: MarketDataBlock,
+  invalidInput: (input) =>
+    refuse("invalid_field_value", input.why, input.suggestedCorrection, {
+      ...(input.field === undefined ? {} : { field: input.field }),
+      ...(input.allowedValues === undefined ? {} : { allowedValues: input.allowedValues }),
+      ...(input.allowedRange === undefined ? {} : { allowedRange: input.allowedRange })
+    }),
+  invalidInputCode: "invalid_field_value",
+  codeField: "semantic_code",
+  sample: (code) =>
+    refuse(code, `Sample refusal: ${codeRules[code].description}.`, `Recover with ${codeRules[code].action}.`)
+})

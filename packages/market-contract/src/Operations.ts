@@ -3,21 +3,25 @@
  *
  * @since 0.1.0
  */
-import type { RequestContext } from "@service/core/RequestContext"
+import * as Operation from "@service/core/Operation"
+import { excerpt } from "@service/core/Refusal"
+import { RequestContext } from "@service/core/RequestContext"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import {
   CapabilitiesInput,
   CapabilitiesResult,
-  type CompactCapabilities,
+  CompactCapabilities,
+  CoverageResponse,
+  NoInput,
   OPENAPI_URL,
   type OperationCapability
 } from "./Capabilities.js"
 import { type CorpusBasis, Envelope, QueryMode, SCHEMA_VERSION } from "./Envelope.js"
 import { type Facet, facets as allFacets, MarketData, type ObservedValue } from "./MarketData.js"
-import { type MarketDataRefusal, refuse } from "./MarketError.js"
-import * as Operation from "./Operation.js"
+import { defaultPageSize, maxPageSize } from "./Limits.js"
+import { codec, type MarketDataRefusal, refuse } from "./MarketError.js"
 import {
   GetSupplierInput,
   SearchSuppliersInput,
@@ -31,15 +35,22 @@ export type Requirements = MarketData | RequestContext
 /** Scopes that satisfy every market-data read (OR-listed). @since 0.1.0 @category constants */
 export const readScopes = ["market_data:read", "context:read"] as const
 
+/** What every market-data declaration shares. */
+const market = {
+  refusals: codec,
+  scopes: readScopes,
+  annotations: Operation.readOnly
+} as const
+
 /** @since 0.1.0 @category operations */
 export const searchSuppliers = Operation.make({
   name: "search_suppliers",
   title: "Search supplier observations",
   description:
     "Find published observations of organizations and establishments by words, state, SCIAN activity or RFC. Each row is one observation, not a consolidated company.",
-  method: "POST",
-  path: "/suppliers/search",
-  http: { kind: "body" },
+  ...market,
+  http: { method: "POST", path: "/suppliers/search", input: { kind: "body" } },
+  cli: { words: ["suppliers", "search"] },
   input: SearchSuppliersInput,
   modelInput: SearchSuppliersModelInput,
   output: Envelope(Schema.Array(SupplierRow)).annotations({ identifier: "SearchSuppliersEnvelope" }),
@@ -59,9 +70,9 @@ export const getSupplier = Operation.make({
   name: "get_supplier",
   title: "Get one supplier observation",
   description: "Read one supplier observation by the record_ref copied from a search row.",
-  method: "GET",
-  path: "/suppliers/~ref/:recordRef",
-  http: { kind: "path", param: "recordRef", field: "record_ref" },
+  ...market,
+  http: { method: "GET", path: "/suppliers/~ref/:recordRef", input: { kind: "path", params: { recordRef: "record_ref" } } },
+  cli: { words: ["suppliers", "get"], positional: "record_ref" },
   input: GetSupplierInput,
   modelInput: GetSupplierInput,
   output: Envelope(SupplierRow).annotations({ identifier: "GetSupplierEnvelope" }),
@@ -71,7 +82,8 @@ export const getSupplier = Operation.make({
   capability: {
     question: "What exactly was published about this supplier observation?",
     requires: "record_ref copied verbatim from a search row of a recent response (a record_fingerprint is refused).",
-    example: { record_ref: "<record_ref from a search_suppliers row>" }
+    example: { record_ref: "<record_ref from a search_suppliers row>" },
+    exampleFrom: { operation: "search_suppliers", path: ["results", 0, "record_ref"], field: "record_ref" }
   },
   run: (input) => Effect.flatMap(MarketData, (market) => market.getSupplier(input))
 })
@@ -84,7 +96,7 @@ const parseFacets = (raw: string | undefined): Effect.Effect<ReadonlyArray<Facet
     return Effect.fail(
       refuse(
         "unknown_facet",
-        requested.length === 0 ? "facets is empty." : `Unknown facet(s): ${unknown.join(", ")}.`,
+        requested.length === 0 ? "facets is empty." : `Unknown facet(s): ${excerpt(unknown.join(", "))}.`,
         `Use a comma-separated list of: ${allFacets.join(", ")}; or omit facets for all.`,
         { field: "facets", allowedValues: allFacets }
       )
@@ -93,32 +105,17 @@ const parseFacets = (raw: string | undefined): Effect.Effect<ReadonlyArray<Facet
   return Effect.succeed(allFacets.filter((f) => requested.includes(f)))
 }
 
-const cliExample = (op: { readonly name: string; readonly capability: Operation.CapabilityText }): string => {
-  const words: Record<string, string> = {
-    market_capabilities: "service market capabilities",
-    search_suppliers: "service market suppliers search",
-    get_supplier: "service market suppliers get"
-  }
-  const base = words[op.name] ?? `service market ${op.name}`
-  const args = Object.entries(op.capability.example).map(([key, value]) =>
-    key === "record_ref"
-      ? "<record-ref>"
-      : `--${key.replaceAll("_", "-")} ${Array.isArray(value) ? value.join(",") : String(value)}`
-  )
-  return [base, ...args].join(" ")
-}
-
-const describe = (op: Operation.AnyOperation<Requirements>): OperationCapability => ({
+const describe = (prefix: string) => (op: Operation.AnyOperation<Requirements>): OperationCapability => ({
   operation: op.name,
   question: op.capability.question,
   requires: op.capability.requires,
   refuses: op.refuses,
-  method: op.method,
-  path: op.path,
+  method: op.http.method,
+  path: op.http.path,
   metered: op.metered,
   paginates: op.paginates,
-  mcpTool: Operation.toolName("service", op.name),
-  example: { input: op.capability.example, cli: cliExample(op) }
+  mcpTool: Operation.toolName(prefix, group.mcp.namespace, op.name),
+  example: { input: op.capability.example, cli: Operation.cliExample(prefix, group, op) }
 })
 
 /** @since 0.1.0 @category operations */
@@ -127,9 +124,9 @@ export const marketCapabilities = Operation.make({
   title: "Market-data capabilities",
   description:
     "Free discovery: every operation with its question, requirements, refusals and a runnable example, plus the filter values the published corpus holds.",
-  method: "GET",
-  path: "/capabilities",
-  http: { kind: "query" },
+  ...market,
+  http: { method: "GET", path: "/capabilities", input: { kind: "query" } },
+  cli: { words: ["capabilities"] },
   input: CapabilitiesInput,
   modelInput: CapabilitiesInput,
   output: Envelope(CapabilitiesResult).annotations({ identifier: "CapabilitiesEnvelope" }),
@@ -144,6 +141,7 @@ export const marketCapabilities = Operation.make({
   run: (input) =>
     Effect.gen(function*() {
       const startedAt = yield* Clock.currentTimeMillis
+      const prefix = yield* Operation.SurfacePrefix
       const requested = yield* parseFacets(input.facets)
       const market = yield* MarketData
       const { publication, values } = yield* market.observedValues(requested)
@@ -159,10 +157,10 @@ export const marketCapabilities = Operation.make({
         startedAt,
         request: { facets: requested },
         results: {
-          operations: all.map(describe),
+          operations: group.operations.filter((op) => op.surfaces.mcp).map(describe(prefix)),
           observedValues: observed,
           queryModes: QueryMode.literals,
-          limits: { defaultPageSize: 20, maxPageSize: 50 },
+          limits: { defaultPageSize, maxPageSize },
           openapiUrl: OPENAPI_URL
         }
       })
@@ -170,25 +168,94 @@ export const marketCapabilities = Operation.make({
 })
 
 /**
- * Every declared operation, in the order capabilities lists them.
+ * The compact discovery document: operations and routes only, no corpus reads beyond the basis.
  *
  * @since 0.1.0 @category operations
  */
-export const all: ReadonlyArray<Operation.AnyOperation<Requirements>> = [marketCapabilities, searchSuppliers, getSupplier]
-
-/**
- * The compact discovery document: operations and routes only, no corpus reads beyond the basis.
- *
- * @since 0.1.0 @category discovery
- */
-export const compactCapabilities: Effect.Effect<CompactCapabilities, never, MarketData> = Effect.gen(function*() {
-  const market = yield* MarketData
-  const coverage = yield* Effect.option(market.coverage)
-  return {
-    schemaVersion: SCHEMA_VERSION,
-    operations: all.map((op) => ({ operation: op.name, method: op.method, path: op.path })),
-    corpusBasis: coverage._tag === "None" ? null : market.corpusBasis(coverage.value.publication),
-    openapiUrl: OPENAPI_URL
-  }
+export const compactCapabilities = Operation.make({
+  name: "capabilities_compact",
+  title: "Compact discovery",
+  description: "Operations and routes only, with the corpus basis when a publication is active. Free.",
+  ...market,
+  http: { method: "GET", path: "/capabilities/compact", input: { kind: "query" } },
+  cli: { words: ["capabilities", "compact"] },
+  surfaces: { mcp: false, cli: false },
+  input: NoInput,
+  modelInput: NoInput,
+  output: CompactCapabilities,
+  refuses: [],
+  metered: false,
+  paginates: false,
+  capability: { question: "Which operations exist and where?", requires: "Nothing.", example: {} },
+  run: () =>
+    Effect.gen(function*() {
+      const market = yield* MarketData
+      const coverage = yield* Effect.option(market.coverage)
+      return {
+        schemaVersion: SCHEMA_VERSION,
+        operations: operations.map((op) => ({ operation: op.name, method: op.http.method, path: op.http.path })),
+        corpusBasis: coverage._tag === "None" ? null : market.corpusBasis(coverage.value.publication),
+        openapiUrl: OPENAPI_URL
+      }
+    })
 })
 
+/**
+ * The coverage block of the active publication, standalone.
+ *
+ * @since 0.1.0 @category operations
+ */
+export const coverage = Operation.make({
+  name: "coverage",
+  title: "Coverage of the active publication",
+  description: "The coverage block of the active publication, standalone: per evidence category, what is licensed and visible.",
+  ...market,
+  http: { method: "GET", path: "/coverage", input: { kind: "query" } },
+  cli: { words: ["coverage"] },
+  surfaces: { mcp: false, cli: false },
+  input: NoInput,
+  modelInput: NoInput,
+  output: CoverageResponse,
+  refuses: ["serving_projection_unavailable", "serving_projection_stale"],
+  metered: false,
+  paginates: false,
+  capability: { question: "What does the active publication cover?", requires: "Nothing.", example: {} },
+  run: () =>
+    Effect.gen(function*() {
+      const market = yield* MarketData
+      const { requestId } = yield* RequestContext
+      const { coverage, publication } = yield* market.coverage
+      return { requestId, coverage, corpusBasis: market.corpusBasis(publication) }
+    })
+})
+
+/**
+ * The operations of the market-data contract, in the order capabilities and the 404 body list them.
+ *
+ * @since 0.1.0 @category operations
+ */
+export const operations: ReadonlyArray<Operation.AnyOperation<Requirements>> = [marketCapabilities, searchSuppliers, getSupplier]
+
+/**
+ * The market-data group: every declaration, HTTP and discovery routes included.
+ *
+ * @since 0.1.0 @category groups
+ */
+export const group: Operation.Group<Requirements> = Operation.group({
+  name: "marketData",
+  title: "Market data",
+  description:
+    "Read-only Mexican commercial intelligence behind a semantic contract. Every success is an envelope declaring coverage and corpus basis.",
+  refusals: codec,
+  operations: [...operations, compactCapabilities, coverage],
+  http: { prefix: "/workspaces/:workspace/market-data", workspaceScoped: true, discovery: "market_capabilities" },
+  mcp: { namespace: "market" },
+  cli: { word: "market", description: "Read-only market data behind a semantic contract." }
+})
+
+/**
+ * Every operation served to callers (the compatibility name of {@link operations}).
+ *
+ * @since 0.1.0 @category operations
+ */
+export const all = operations

@@ -8,14 +8,14 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Crypto } from "@service/core/Crypto"
+import { stateByCode } from "@service/market-warehouse/States"
+import { WarehouseReader } from "@service/market-warehouse/WarehouseReader"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { Corpus } from "./Corpus.js"
 import { openRecordRef } from "./internal/refs.js"
-import { stateByCode } from "./internal/states.js"
 import { SUPPLIER_COLUMNS, SupplierDbRow } from "./internal/supplierRows.js"
 import { type MarketDataRefusal, refuse } from "./MarketError.js"
 import { Projection } from "./Projection.js"
@@ -77,7 +77,7 @@ export const make = Effect.gen(function*() {
     return yield* Effect.dieMessage("ResearchBelt requires the research_belt projection")
   }
   const sql = yield* SqlClient.SqlClient
-  const corpus = yield* Corpus
+  const corpus = yield* WarehouseReader
   const crypto = yield* Crypto
 
   const openSuppliers = (refs: ReadonlyArray<string>) =>
@@ -140,7 +140,7 @@ export const make = Effect.gen(function*() {
 })
 
 /** @since 0.1.0 @category layers */
-export const layer: Layer.Layer<ResearchBelt, never, SqlClient.SqlClient | Corpus | Crypto | Projection> = Layer.effect(
+export const layer: Layer.Layer<ResearchBelt, never, SqlClient.SqlClient | WarehouseReader | Crypto | Projection> = Layer.effect(
   ResearchBelt,
   make
 )

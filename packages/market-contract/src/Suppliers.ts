@@ -4,7 +4,9 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
-import { EvidenceCategory, QueryMode } from "./Envelope.js"
+import { EvidenceCategory } from "./Envelope.js"
+import { defaultPageSize, maxPageSize } from "./Limits.js"
+import * as Narrowing from "./SupplierNarrowing.js"
 
 const strict = { parseOptions: { onExcessProperty: "error" } } as const
 
@@ -15,9 +17,7 @@ const TrimmedText = (max: number) =>
   )
 
 /** @since 0.1.0 @category models */
-export const ScianCode = Schema.String.pipe(
-  Schema.pattern(/^\d{2,6}$/, { message: () => "a SCIAN code is 2 to 6 digits (sector to class)" })
-)
+export const ScianCode = Narrowing.ScianCode
 
 /** @since 0.1.0 @category models */
 export const Limit = (max: number) =>
@@ -26,21 +26,9 @@ export const Limit = (max: number) =>
   )
 
 const searchFields = {
-  query: Schema.optional(TrimmedText(200)).annotations({
-    description: "Words to find in names and activity titles (Spanish; accents and case ignored)."
-  }),
-  state: Schema.optional(TrimmedText(64)).annotations({
-    description: "State name, code or common alias (CDMX, Edomex, NL, Jalisco, 14...)."
-  }),
-  scian_codes: Schema.optional(Schema.Array(ScianCode).pipe(Schema.minItems(1), Schema.maxItems(20))).annotations({
-    description: "SCIAN 2023 codes (2 to 6 digits); a shorter code matches every class under it."
-  }),
-  rfc: Schema.optional(TrimmedText(13)).annotations({
-    description: "RFC (12 characters for a company, 13 for a person): strong identity."
-  }),
-  limit: Schema.optional(Limit(50)).annotations({ description: "Page size, 1 to 50 (default 20)." }),
-  query_mode: Schema.optional(QueryMode).annotations({
-    description: "How query words combine: auto (default: all terms), exact_phrase, all_terms, any_terms."
+  ...Narrowing.fields,
+  limit: Schema.optional(Limit(maxPageSize)).annotations({
+    description: `Page size, 1 to ${maxPageSize} (default ${defaultPageSize}).`
   }),
   cursor: Schema.optional(TrimmedText(2048)).annotations({
     description: "page.nextCursor of the previous response, to read the next page with the same filters."
@@ -54,9 +42,7 @@ const searchFields = {
  */
 export const SearchSuppliersInput = Schema.Struct({
   ...searchFields,
-  source_slugs: Schema.optional(Schema.Array(TrimmedText(64)).pipe(Schema.minItems(1), Schema.maxItems(10))).annotations({
-    description: "Restrict to these published sources (canonical HTTP route only; see docs/market-data.md)."
-  })
+  ...Narrowing.canonicalFields
 }).annotations({ ...strict, identifier: "SearchSuppliersInput" })
 /** @since 0.1.0 @category models */
 export type SearchSuppliersInput = typeof SearchSuppliersInput.Type

@@ -3,18 +3,18 @@ import { assert, describe, it, layer } from "@effect/vitest"
 import * as CoreMigrations from "@service/core/CoreMigrations"
 import { Crypto } from "@service/core/Crypto"
 import * as RequestContext from "@service/core/RequestContext"
+import * as Corpus from "@service/market-warehouse/Corpus"
+import * as DemoCorpus from "@service/market-warehouse/DemoCorpus"
+import * as MarketMigrations from "@service/market-warehouse/MarketMigrations"
+import * as Parsers from "@service/market-warehouse/Parsers"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import * as Corpus from "../src/Corpus.js"
-import * as DemoCorpus from "../src/DemoCorpus.js"
 import { MarketData } from "../src/MarketData.js"
 import * as MarketLayer from "../src/MarketLayer.js"
-import * as MarketMigrations from "../src/MarketMigrations.js"
 import type { MarketDataRefusal } from "../src/MarketError.js"
 import * as Operations from "../src/Operations.js"
-import * as Parsers from "../src/Parsers.js"
 
 const refusalCode = <A, R>(effect: Effect.Effect<A, MarketDataRefusal, R>) =>
   Effect.map(Effect.either(effect), (result) => (Either.isLeft(result) ? result.left.semanticCode : "succeeded"))
@@ -216,7 +216,7 @@ describe("Operations", () => {
     const names = Operations.all.map((op) => op.name)
     assert.strictEqual(new Set(names).size, names.length)
     for (const op of Operations.all) {
-      assert.isTrue(op.path.startsWith("/"))
+      assert.isTrue(op.http.path.startsWith("/"))
       assert.isAbove(Object.keys(op.capability.example).length, 0)
     }
   })

@@ -1,28 +1,68 @@
 /**
- * Serving the market tools with the official SDK v2: a web-standard handler for HTTP (protocol
- * 2026-07-28 and the 2025 era, stateless) and a stdio server for local clients. The host authenticates;
- * this module only receives the resulting {@link Principal}. No SDK type appears in this module's API.
+ * Serving operation groups and extra methods with the official SDK v2: a web-standard handler for HTTP
+ * (protocol 2026-07-28 and the 2025 era, stateless) and a stdio server for local clients. The host
+ * authenticates; this module only receives the resulting {@link Principal}. No SDK type appears in this
+ * module's API.
+ *
+ * JSON-RPC batches (2025-03-26 allowed them; later revisions removed them, and the SDK refuses them on
+ * the 2026 era but serves any 2025-era batch of up to 100 messages concurrently) are capped in front of
+ * the SDK: a batch over {@link Options.maxBatchSize} is refused before anything runs
+ * (docs/decisions/0033). Stdio carries no batches: the SDK reads one message per line.
  *
  * @since 0.1.0
  */
-import { type AuthInfo, createMcpHandler, McpServer } from "@modelcontextprotocol/server"
+import {
+  type AuthInfo,
+  createMcpHandler,
+  DEFAULT_MAX_REQUEST_BODY_SIZE,
+  isJsonContentType,
+  McpServer,
+  ProtocolError,
+  readRequestBody,
+  type StandardSchemaV1
+} from "@modelcontextprotocol/server"
 import { serveStdio as serveStdioSdk, StdioServerTransport } from "@modelcontextprotocol/server/stdio"
+import type * as Operation from "@service/core/Operation"
 import { Principal } from "@service/core/Principal"
+import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
+import * as Either from "effect/Either"
 import * as Runtime from "effect/Runtime"
 import type { Readable, Writable } from "node:stream"
-import * as MarketTools from "./MarketTools.js"
+import type * as Method from "./Method.js"
+import * as Toolkit from "./Toolkit.js"
+
+/**
+ * JSON-RPC messages accepted in one batch unless the host sets its own cap.
+ *
+ * @since 0.1.0 @category constants
+ */
+export const defaultMaxBatchSize = 10
 
 /** @since 0.1.0 @category models */
-export interface ServerOptions {
+export interface Options<R, RM> {
   /** Server name reported in `serverInfo`. */
   readonly name: string
   /** Server version reported in `serverInfo`. */
   readonly version: string
-  /** First segment of every tool name (default `"service"`). */
-  readonly toolPrefix?: string | undefined
+  /** The operation groups served as tools (only operations served on `mcp`). */
+  readonly groups: ReadonlyArray<Operation.Group<R>>
+  /** Extra JSON-RPC methods (`events/*`...), each answered for the caller's principal. */
+  readonly methods?: ReadonlyArray<Method.Method<RM>> | undefined
+  /** First segment of every tool name. Default: the `Operation.SurfacePrefix` in context (`"service"`). */
+  readonly prefix?: string | undefined
+  /** Messages accepted in one JSON-RPC batch (default {@link defaultMaxBatchSize}). */
+  readonly maxBatchSize?: number | undefined
+  /** Bytes accepted in one request body (default: the SDK's 4 MiB). */
+  readonly maxRequestBodySize?: number | undefined
 }
+
+/**
+ * What serving `groups` (operations needing `R`) and methods (needing `RM`) requires from the host.
+ *
+ * @since 0.1.0 @category models
+ */
+export type Requirements<R, RM> = Toolkit.Requirements<R> | RM
 
 /**
  * An MCP endpoint as a plain function of an authenticated request.
@@ -34,6 +74,8 @@ export interface WebHandler {
   readonly handle: (request: Request, principal: Principal) => Promise<Response>
   /** Aborts in-flight modern exchanges; legacy serving holds nothing between requests. */
   readonly close: () => Promise<void>
+  /** The tools served, as derived from the groups. */
+  readonly tools: ReadonlyArray<Toolkit.Tool>
 }
 
 // The principal travels to the per-request server factory through the SDK's pass-through `authInfo`.
@@ -47,55 +89,140 @@ const authInfoOf = (principal: Principal): AuthInfo => ({
   extra: { [PRINCIPAL_KEY]: principal }
 })
 
-const principalOf = (authInfo: AuthInfo | undefined): Option.Option<Principal> => {
+const principalOf = (authInfo: AuthInfo | undefined): Principal | undefined => {
   const candidate = authInfo?.extra?.[PRINCIPAL_KEY]
-  return candidate instanceof Principal ? Option.some(candidate) : Option.none()
+  return candidate instanceof Principal ? candidate : undefined
 }
 
-const newServer = (
-  options: ServerOptions,
-  tools: MarketTools.MarketTools,
-  principal: Option.Option<Principal>
+// The SDK's params check is skipped: `Method.run` decodes with the method's own schema (see Method).
+const anyParams: StandardSchemaV1<unknown> = {
+  "~standard": { version: 1, vendor: "effect-schema", validate: (value) => ({ value }) }
+}
+
+interface Served<RM> {
+  readonly toolkit: Toolkit.Toolkit
+  readonly methods: ReadonlyArray<Method.Method<RM>>
+  readonly runtime: Runtime.Runtime<RM>
+}
+
+const newServer = <RM>(
+  info: { readonly name: string; readonly version: string },
+  served: Served<RM>,
+  principal: Principal | undefined
 ): McpServer => {
-  const server = new McpServer({ name: options.name, version: options.version }, {
+  const server = new McpServer({ name: info.name, version: info.version }, {
     // The tool list is fixed for the life of a server: no list_changed notifications will come.
     capabilities: { tools: { listChanged: false } }
   })
-  tools.register(server, principal)
+  // A request the host did not authenticate gets no tools and no methods: nothing runs without a principal.
+  if (principal === undefined) return server
+  served.toolkit.register(server, principal)
+  const runPromise = Runtime.runPromise(served.runtime)
+  for (const method of served.methods) {
+    server.server.setRequestHandler(method.method, { params: anyParams }, async (params, ctx) => {
+      const outcome = await runPromise(Effect.either(method.run(params, principal)), { signal: ctx.mcpReq.signal })
+      if (Either.isLeft(outcome)) {
+        const { code, data, message } = outcome.left
+        throw new ProtocolError(code, message, data)
+      }
+      return { ...outcome.right }
+    })
+  }
   return server
 }
-
-const toolOptions = (options: ServerOptions): MarketTools.Options =>
-  options.toolPrefix === undefined ? {} : { prefix: options.toolPrefix }
 
 const errorReporter = (runtime: Runtime.Runtime<never>, what: string) => (error: Error): void => {
   // Rejected requests (bad headers, wrong method) land here too: useful when debugging, noise otherwise.
   Runtime.runFork(runtime)(Effect.logDebug(what, error.message))
 }
 
+const jsonRpcError = (status: number, code: number, message: string): Response =>
+  Response.json({ jsonrpc: "2.0", error: { code, message }, id: null }, { status })
+
 /**
- * A web handler serving the market tools: protocol 2026-07-28 (stateless, per-request `_meta` envelope)
- * and, on the same endpoint, 2025-era clients through the SDK's stateless legacy fallback. A fresh
- * `McpServer` is built per request for the principal passed to `handle`.
+ * The answer to a batch over the cap: HTTP 400 with JSON-RPC `-32600` naming the cap, as the SDK answers
+ * its own batch limit.
+ *
+ * @since 0.1.0 @category batches
+ */
+export const batchTooLarge = (size: number, cap: number): Response =>
+  jsonRpcError(
+    400,
+    -32600,
+    `Invalid Request: a JSON-RPC batch may hold at most ${cap} messages; this one holds ${size}. Send at most ${cap} messages per request.`
+  )
+
+/**
+ * Reads a POST body once, refuses a batch over the cap before anything runs, and hands the parsed body to
+ * the SDK so it is not read twice. Anything that is not a JSON POST goes to the SDK untouched.
+ */
+const capBatches = (maxBatchSize: number, maxBodySize: number) =>
+(
+  request: Request,
+  forward: (request: Request, parsedBody: unknown) => Promise<Response>
+): Effect.Effect<Response> => {
+  if (request.method.toUpperCase() !== "POST" || !isJsonContentType(request.headers.get("content-type"))) {
+    return Effect.promise(() => forward(request, undefined))
+  }
+  return Effect.gen(function*() {
+    const body = yield* Effect.either(Effect.tryPromise(() => readRequestBody(request, maxBodySize)))
+    // The same answers the SDK gives for an unreadable, oversized or malformed body.
+    if (Either.isLeft(body)) return jsonRpcError(400, -32700, "Parse error: the request body could not be read")
+    if (body.right.tooLarge) return jsonRpcError(413, -32000, `Payload Too Large: Request body must not exceed ${maxBodySize} bytes`)
+    const text = body.right.text
+    const parsed = yield* Effect.either(Effect.try((): unknown => JSON.parse(text)))
+    if (Either.isLeft(parsed)) return jsonRpcError(400, -32700, "Parse error: Invalid JSON")
+    if (Arr.isArray(parsed.right) && parsed.right.length > maxBatchSize) {
+      yield* Effect.logDebug(`Refused a JSON-RPC batch of ${parsed.right.length} messages (cap ${maxBatchSize})`)
+      return batchTooLarge(parsed.right.length, maxBatchSize)
+    }
+    const parsedBody = parsed.right
+    return yield* Effect.promise(() => forward(request, parsedBody))
+  })
+}
+
+const serve = <R, RM>(options: Options<R, RM>): Effect.Effect<Served<RM>, never, Requirements<R, RM>> =>
+  Effect.gen(function*() {
+    const toolkit = yield* Toolkit.make({ groups: options.groups, prefix: options.prefix })
+    const runtime = yield* Effect.runtime<RM>()
+    return { toolkit, methods: options.methods ?? [], runtime }
+  })
+
+/**
+ * A web handler serving the tools of `groups` and the extra methods: protocol 2026-07-28 (stateless,
+ * per-request `_meta` envelope) and, on the same endpoint, 2025-era clients through the SDK's stateless
+ * legacy fallback. A fresh `McpServer` is built per request for the principal passed to `handle`.
  *
  * @since 0.1.0 @category constructors
  */
-export const makeWebHandler = (options: ServerOptions): Effect.Effect<WebHandler, never, MarketTools.Requirements> =>
+export const makeWebHandler = <R, RM = never>(
+  options: Options<R, RM>
+): Effect.Effect<WebHandler, never, Requirements<R, RM>> =>
   Effect.gen(function*() {
-    const tools = yield* MarketTools.make(toolOptions(options))
+    const served = yield* serve(options)
     const runtime = yield* Effect.runtime<never>()
-    const mcp = createMcpHandler((ctx) => newServer(options, tools, principalOf(ctx.authInfo)), {
+    const maxBodySize = options.maxRequestBodySize ?? DEFAULT_MAX_REQUEST_BODY_SIZE
+    const mcp = createMcpHandler((ctx) => newServer(options, served, principalOf(ctx.authInfo)), {
       legacy: "stateless",
+      maxRequestBodySize: maxBodySize,
       onerror: errorReporter(runtime, "MCP HTTP handler reported an error")
     })
+    const cap = capBatches(options.maxBatchSize ?? defaultMaxBatchSize, maxBodySize)
     return {
-      handle: (request, principal) => mcp.fetch(request, { authInfo: authInfoOf(principal) }),
-      close: () => mcp.close()
+      handle: (request, principal) => {
+        const authInfo = authInfoOf(principal)
+        return Runtime.runPromise(runtime)(
+          cap(request, (forwarded, parsedBody) =>
+            mcp.fetch(forwarded, parsedBody === undefined ? { authInfo } : { authInfo, parsedBody }))
+        )
+      },
+      close: () => mcp.close(),
+      tools: served.toolkit.tools
     }
   })
 
 /** @since 0.1.0 @category models */
-export interface StdioOptions extends ServerOptions {
+export interface StdioOptions<R, RM> extends Options<R, RM> {
   /** Every call is answered for this principal (stdio has no per-request credential). */
   readonly principal: Principal
   /** Defaults to `process.stdin`. */
@@ -121,22 +248,23 @@ const inputEnded = (stdin: Readable): Effect.Effect<void> =>
   })
 
 /**
- * Serves the market tools over stdio for a fixed principal until the client closes stdin (or the fiber
- * is interrupted). The SDK's `serveStdio` picks the era from the opening message: a `server/discover`
- * probe gets 2026-07-28, an `initialize` the 2025 era.
+ * Serves the tools of `groups` and the extra methods over stdio for a fixed principal until the client
+ * closes stdin (or the fiber is interrupted). The SDK's `serveStdio` picks the era from the opening
+ * message: a `server/discover` probe gets 2026-07-28, an `initialize` the 2025 era.
  *
  * @since 0.1.0 @category constructors
  */
-export const serveStdio = (options: StdioOptions): Effect.Effect<void, never, MarketTools.Requirements> =>
+export const serveStdio = <R, RM = never>(
+  options: StdioOptions<R, RM>
+): Effect.Effect<void, never, Requirements<R, RM>> =>
   Effect.gen(function*() {
-    const tools = yield* MarketTools.make(toolOptions(options))
+    const served = yield* serve(options)
     const runtime = yield* Effect.runtime<never>()
     const stdin = options.stdin ?? process.stdin
     const stdout = options.stdout ?? process.stdout
-    const principal = Option.some(options.principal)
     yield* Effect.acquireUseRelease(
       Effect.sync(() =>
-        serveStdioSdk(() => newServer(options, tools, principal), {
+        serveStdioSdk(() => newServer(options, served, options.principal), {
           transport: new StdioServerTransport(stdin, stdout),
           onerror: errorReporter(runtime, "MCP stdio server reported an error")
         })

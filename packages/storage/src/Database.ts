@@ -26,9 +26,14 @@ import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as NodeFs from "node:fs/promises"
+import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
+import { fileURLToPath } from "node:url"
 import * as Pg from "pg"
+import * as ClusterTemplate from "./internal/clusterTemplate.js"
 import * as InternalConfig from "./internal/config.js"
+import * as DataDirLock from "./internal/dataDirLock.js"
+import { extractTar } from "./internal/tar.js"
 import { describePostgres } from "./internal/describe.js"
 
 /**
@@ -55,13 +60,16 @@ export class DatabaseInfo extends Context.Tag("@service/storage/DatabaseInfo")<
 >() {}
 
 /**
- * The embedded database could not be opened (data folder not creatable, PGlite failed to start).
+ * The embedded database could not be opened. `reason` tells the cases a runtime reports differently:
+ * `locked` (another process has the data folder open), `missing` (no database in the folder and the layer
+ * was told not to create one), `failed` (anything else: folder not creatable, PGlite failed to start).
  *
  * @since 0.0.0
  * @category errors
  */
 export class DatabaseError extends Data.TaggedError("DatabaseError")<{
   readonly message: string
+  readonly reason?: "locked" | "missing" | "failed" | undefined
   readonly cause?: unknown
 }> {}
 
@@ -125,6 +133,12 @@ export interface PgliteOptions {
    * for a throw-away in-memory database.
    */
   readonly dataDir?: string | undefined
+  /**
+   * With `false`, a folder that holds no database yet is refused (`DatabaseError` with reason
+   * `missing`) and nothing is created on disk: for read-only tools such as a status command.
+   * Default `true`.
+   */
+  readonly createIfMissing?: boolean | undefined
 }
 
 // Release must not fail: a close error is worth a warning, but the rest of the shutdown
@@ -134,32 +148,126 @@ const closeQuietly = (what: string, close: () => Promise<void>): Effect.Effect<v
     Effect.catchAll((cause) => Effect.logWarning(`Could not close ${what}`, cause))
   )
 
-const openPglite = (dataDir: string | undefined): Effect.Effect<PGlite, DatabaseError, Scope.Scope> =>
+/** Prebuilt fresh clusters, one per PGlite version (`bin/pglite-template.ts` makes them). */
+const templateDirectory = fileURLToPath(new URL("../template/", import.meta.url))
+
+// Extensions must be registered when PGlite starts; `CREATE EXTENSION` (run by the `storage`
+// migrations) can only load what is registered here.
+const extensions = { unaccent, pg_trgm }
+
+const failed = (message: string) => (cause: unknown) => new DatabaseError({ message, reason: "failed", cause })
+
+const exists = (path: string) => Effect.promise(() => NodeFs.stat(path).then(() => true, () => false))
+
+const startPglite = (options: { readonly dataDir?: string; readonly loadDataDir?: Blob }, where: string) =>
+  Effect.tryPromise({
+    try: () => PGlite.create({ ...options, extensions }),
+    catch: failed(`Could not start PGlite ${where}`)
+  })
+
+const openInMemory: Effect.Effect<PGlite, DatabaseError> = Effect.gen(function*() {
+  const template = yield* Effect.promise(() => ClusterTemplate.readTemplate(templateDirectory).catch(() => undefined))
+  return yield* startPglite(template === undefined ? {} : { loadDataDir: new Blob([template]) }, "in memory")
+})
+
+/**
+ * Creates the cluster in a sibling folder and renames it into place, so a process stopped halfway leaves
+ * no folder that looks like a database; the leftover is removed on the next start (under the lock).
+ */
+const createCluster = (dataDir: string) =>
+  Effect.gen(function*() {
+    const parent = NodePath.dirname(dataDir)
+    const prefix = `${NodePath.basename(dataDir)}.creating-`
+    const leftovers = yield* Effect.promise(() => NodeFs.readdir(parent).catch(() => []))
+    for (const name of leftovers.filter((n) => n.startsWith(prefix))) {
+      yield* Effect.promise(() => NodeFs.rm(NodePath.join(parent, name), { recursive: true, force: true }))
+    }
+    const staging = NodePath.join(parent, `${prefix}${process.pid}`)
+    const template = yield* Effect.tryPromise({
+      try: () => ClusterTemplate.readTemplate(templateDirectory),
+      catch: failed("Could not read the bundled database template")
+    })
+    if (template !== undefined) {
+      yield* Effect.logInfo(`Creating the embedded database in ${dataDir} from the bundled template`)
+      yield* Effect.tryPromise({
+        try: () => extractTar(template, staging),
+        catch: failed(`Could not unpack the database template into ${staging}`)
+      })
+    } else {
+      yield* Effect.logInfo(
+        `Creating the embedded database in ${dataDir} (initdb, about 5-10 s; no bundled template for PGlite ${
+          ClusterTemplate.installedPgliteVersion() ?? "(unknown version)"
+        })`
+      )
+      const pglite = yield* startPglite({ dataDir: staging }, `in ${staging}`)
+      yield* Effect.tryPromise({ try: () => pglite.close(), catch: failed(`Could not close PGlite in ${staging}`) })
+    }
+    yield* Effect.tryPromise({
+      try: async () => {
+        // An empty folder in the way (made by hand or by an older version) is replaced.
+        await NodeFs.rmdir(dataDir).catch(() => undefined)
+        await NodeFs.rename(staging, dataDir)
+      },
+      catch: failed(`Could not move the new database into ${dataDir}`)
+    })
+  })
+
+const lockDataDir = (dataDir: string) =>
   Effect.acquireRelease(
     Effect.gen(function*() {
-      if (dataDir !== undefined) {
-        // PGlite's node filesystem only creates the last path segment, so a fresh nested
-        // folder such as `.data/pglite` would fail with ENOENT without this.
-        yield* Effect.tryPromise({
-          try: () => NodeFs.mkdir(dataDir, { recursive: true }),
-          catch: (cause) => new DatabaseError({ message: `Could not create the data folder ${dataDir}`, cause })
+      const path = `${dataDir}.lock`
+      const attempt = yield* Effect.tryPromise({ try: () => DataDirLock.acquire(path), catch: failed(`Could not take the lock file ${path}`) })
+      if (attempt._tag === "Held") {
+        const { holder } = attempt
+        return yield* new DatabaseError({
+          reason: "locked",
+          message: `The embedded database ${dataDir} is in use by process ${holder.pid}${
+            holder.hostname === NodeOs.hostname() ? "" : ` on ${holder.hostname}`
+          } (since ${holder.startedAt}): stop that process or use another data folder (SERVICE_DATA_DIR); if no such process runs, delete ${path}.`
         })
       }
-      return yield* Effect.tryPromise({
-        try: () =>
-          PGlite.create({
-            ...(dataDir === undefined ? {} : { dataDir }),
-            // Extensions must be registered when PGlite starts; `CREATE EXTENSION` (run by the
-            // `storage` migrations) can only load what is registered here.
-            extensions: { unaccent, pg_trgm }
-          }),
-        catch: (cause) =>
-          new DatabaseError({
-            message: `Could not start PGlite ${dataDir === undefined ? "in memory" : `in ${dataDir}`}`,
-            cause
-          })
-      })
+      if (attempt.removedStale !== undefined) {
+        yield* Effect.logInfo(`Took over the lock of ${dataDir} from process ${attempt.removedStale.pid}, which is no longer running`)
+      }
+      return { path, holder: attempt.holder }
     }),
+    ({ holder, path }) => Effect.promise(() => DataDirLock.release(path, holder).catch(() => undefined))
+  )
+
+const openOnDisk = (dataDir: string, createIfMissing: boolean): Effect.Effect<PGlite, DatabaseError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const hasCluster = () => exists(NodePath.join(dataDir, "PG_VERSION"))
+    if (!createIfMissing && !(yield* hasCluster())) {
+      return yield* new DatabaseError({
+        reason: "missing",
+        message: `No embedded database in ${dataDir} yet: start the server once to create it, or point SERVICE_DATA_DIR at an existing data folder.`
+      })
+    }
+    yield* Effect.tryPromise({
+      try: () => NodeFs.mkdir(NodePath.dirname(dataDir), { recursive: true }),
+      catch: failed(`Could not create the data folder ${NodePath.dirname(dataDir)}`)
+    })
+    // One process per folder: PGlite keeps its own buffers, so a second one would corrupt the files.
+    yield* lockDataDir(dataDir)
+    if (!(yield* hasCluster())) {
+      const entries = yield* Effect.promise(() => NodeFs.readdir(dataDir).catch(() => []))
+      if (entries.length > 0) {
+        return yield* new DatabaseError({
+          reason: "failed",
+          message: `${dataDir} is not empty but holds no database (no PG_VERSION): move it away or delete it to start over.`
+        })
+      }
+      yield* createCluster(dataDir)
+    }
+    return yield* startPglite({ dataDir }, `in ${dataDir}`)
+  })
+
+const openPglite = (
+  dataDir: string | undefined,
+  createIfMissing: boolean
+): Effect.Effect<PGlite, DatabaseError, Scope.Scope> =>
+  Effect.acquireRelease(
+    dataDir === undefined ? openInMemory : openOnDisk(dataDir, createIfMissing),
     (pglite) => closeQuietly("PGlite", () => pglite.close())
   )
 
@@ -185,6 +293,13 @@ const openBridgePool = (pglite: PGlite): Effect.Effect<Pg.Pool, never, Scope.Sco
  * is closed after it (scope finalizers run in reverse order), which also flushes an on-disk
  * database.
  *
+ * On disk, the folder is locked for this process (`<dataDir>.lock`, holding the pid): a second
+ * process is refused with `DatabaseError` reason `locked` and a message naming the holder; a lock
+ * left by a process that is gone is taken over. A new database is unpacked from the bundled
+ * template of a fresh cluster when one ships for the installed PGlite (initdb otherwise), in a
+ * sibling folder renamed into place, so a start stopped halfway leaves nothing half made.
+ * `createIfMissing: false` refuses a folder without a database instead of creating one.
+ *
  * Caveats of the bridge: PGlite runs on the main thread and serialises everything over one
  * connection, so do not use `PgClient.listen`/`notify` and do not hold `sql.reserve` for long.
  *
@@ -195,7 +310,7 @@ export const layerPglite = (options: PgliteOptions = {}): Layer.Layer<DatabaseSe
   Layer.scopedContext(
     Effect.gen(function*() {
       const dataDir = options.dataDir === undefined ? undefined : NodePath.resolve(options.dataDir)
-      const pglite = yield* openPglite(dataDir)
+      const pglite = yield* openPglite(dataDir, options.createIfMissing ?? true)
       const client = yield* PgClient.fromPool({ acquire: openBridgePool(pglite) })
       return toContext(client, {
         kind: "pglite",
@@ -215,7 +330,26 @@ export const dataDirConfig: Config.Config<string> = InternalConfig.serviceDataDi
 /**
  * The database chosen by configuration: PostgreSQL when `DATABASE_URL` is set (and not blank),
  * otherwise PGlite in `<SERVICE_DATA_DIR>/pglite` (SERVICE_DATA_DIR defaults to `.data` when unset or blank, relative to
- * the working directory).
+ * the working directory), opened with the given PGlite options (`createIfMissing: false` for read-only tools).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerFromConfigWith = (
+  options: Omit<PgliteOptions, "dataDir"> = {}
+): Layer.Layer<DatabaseServices, ConfigError.ConfigError | SqlError | DatabaseError> =>
+  Layer.unwrapEffect(
+    Effect.gen(function*() {
+      const url = yield* InternalConfig.databaseUrl
+      if (Option.isSome(url)) {
+        return layerPgWith({ url: url.value })
+      }
+      return layerPglite({ ...options, dataDir: NodePath.join(yield* InternalConfig.serviceDataDir, "pglite") })
+    })
+  )
+
+/**
+ * {@link layerFromConfigWith} with the defaults: the embedded database is created on first use.
  *
  * @since 0.0.0
  * @category layers
@@ -223,12 +357,4 @@ export const dataDirConfig: Config.Config<string> = InternalConfig.serviceDataDi
 export const layerFromConfig: Layer.Layer<
   DatabaseServices,
   ConfigError.ConfigError | SqlError | DatabaseError
-> = Layer.unwrapEffect(
-  Effect.gen(function*() {
-    const url = yield* InternalConfig.databaseUrl
-    if (Option.isSome(url)) {
-      return layerPgWith({ url: url.value })
-    }
-    return layerPglite({ dataDir: NodePath.join(yield* InternalConfig.serviceDataDir, "pglite") })
-  })
-)
+> = layerFromConfigWith()

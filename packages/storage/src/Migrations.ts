@@ -337,3 +337,30 @@ export const run = (
 export const layer = (
   sets: ReadonlyArray<PackageMigrations>
 ): Layer.Layer<never, MigrationError, SqlClient.SqlClient> => Layer.effectDiscard(run(sets))
+
+/**
+ * The migrations of the built-in `storage` set and of every given set that are not applied yet, as
+ * `<package>/<id>_<name>` in the order they would run (empty when the database is up to date). Reads only:
+ * for readiness checks and status commands.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const pending = (
+  sets: ReadonlyArray<PackageMigrations>
+): Effect.Effect<ReadonlyArray<string>, MigrationError | SqlError, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const ordered = yield* plan(sets)
+    const sql = yield* SqlClient.SqlClient
+    const missing: Array<string> = []
+    for (const set of ordered) {
+      const [table] = yield* sql<{ readonly found: string | null }>`SELECT to_regclass(${set.table})::text AS found`
+      const applied = table?.found === null || table === undefined
+        ? new Set<number>()
+        : new Set((yield* sql<{ readonly migration_id: number }>`SELECT migration_id FROM ${sql(set.table)}`).map((r) => r.migration_id))
+      for (const migration of set.migrations) {
+        if (!applied.has(migration.id)) missing.push(`${set.name}/${migration.key}`)
+      }
+    }
+    return missing
+  })

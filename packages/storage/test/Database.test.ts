@@ -11,6 +11,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import { spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs/promises"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
@@ -255,6 +256,66 @@ describe("layerPglite", () => {
       assert.deepStrictEqual(info, { kind: "pglite", description: `PGlite in ${pgliteDir}` })
       const stat = yield* Effect.promise(() => NodeFs.stat(pgliteDir))
       assert.isTrue(stat.isDirectory())
+    }), { timeout: 60_000 })
+
+  it.scoped("locks the folder: a second open is refused with the holder's pid until the first closes", () =>
+    Effect.gen(function*() {
+      const dataDir = NodePath.join(yield* tempDir("storage-lock-"), "pglite")
+      const second = yield* Effect.scoped(Effect.gen(function*() {
+        yield* Layer.build(Database.layerPglite({ dataDir }))
+        const lock = JSON.parse(yield* Effect.promise(() => NodeFs.readFile(`${dataDir}.lock`, "utf8")))
+        assert.strictEqual(lock.pid, process.pid)
+        return yield* Effect.scoped(Layer.build(Database.layerPglite({ dataDir }))).pipe(Effect.flip)
+      }))
+      assert.strictEqual(second._tag, "DatabaseError")
+      if (second._tag === "DatabaseError") {
+        assert.strictEqual(second.reason, "locked")
+        assert.include(second.message, `in use by process ${process.pid}`)
+        assert.include(second.message, `${dataDir}.lock`)
+      }
+      // Released with the first layer: the folder opens again and the lock file is gone afterwards.
+      yield* Effect.scoped(Layer.build(Database.layerPglite({ dataDir })))
+      assert.isFalse(yield* Effect.promise(() => NodeFs.access(`${dataDir}.lock`).then(() => true, () => false)))
+    }), { timeout: 60_000 })
+
+  it.scoped("takes over a lock whose process is gone, and removes a half-made database left by a stopped start", () =>
+    Effect.gen(function*() {
+      const parent = yield* tempDir("storage-stale-")
+      const dataDir = NodePath.join(parent, "pglite")
+      // A pid that surely ran and ended: a child process that has exited.
+      const child = spawnSync(process.execPath, ["-e", "0"])
+      yield* Effect.promise(() =>
+        NodeFs.writeFile(
+          `${dataDir}.lock`,
+          JSON.stringify({ pid: child.pid, hostname: NodeOs.hostname(), startedAt: new Date(0).toISOString(), token: "old" })
+        )
+      )
+      yield* Effect.promise(() => NodeFs.mkdir(NodePath.join(parent, "pglite.creating-1", "base"), { recursive: true }))
+      const rows = yield* Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        return yield* sql<{ readonly n: number }>`SELECT 1 AS n`
+      }).pipe(Effect.provide(Database.layerPglite({ dataDir })))
+      assert.deepStrictEqual(rows, [{ n: 1 }])
+      assert.deepStrictEqual((yield* Effect.promise(() => NodeFs.readdir(parent))).sort(), ["pglite"])
+    }), { timeout: 60_000 })
+
+  it.scoped("with createIfMissing: false refuses a folder without a database and creates nothing", () =>
+    Effect.gen(function*() {
+      const parent = yield* tempDir("storage-missing-")
+      const dataDir = NodePath.join(parent, "data", "pglite")
+      const error = yield* Effect.scoped(Layer.build(Database.layerPglite({ dataDir, createIfMissing: false }))).pipe(Effect.flip)
+      assert.strictEqual(error._tag, "DatabaseError")
+      if (error._tag === "DatabaseError") {
+        assert.strictEqual(error.reason, "missing")
+        assert.include(error.message, dataDir)
+      }
+      assert.deepStrictEqual(yield* Effect.promise(() => NodeFs.readdir(parent)), [])
+      const fromConfig = yield* Effect.scoped(Layer.build(Database.layerFromConfigWith({ createIfMissing: false }))).pipe(
+        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["SERVICE_DATA_DIR", NodePath.join(parent, "data")]]))),
+        Effect.flip
+      )
+      assert.strictEqual(fromConfig._tag === "DatabaseError" ? fromConfig.reason : fromConfig._tag, "missing")
+      assert.deepStrictEqual(yield* Effect.promise(() => NodeFs.readdir(parent)), [])
     }), { timeout: 60_000 })
 
   it.effect("SERVICE_DATA_DIR defaults to .data when unset or blank", () =>

@@ -82,6 +82,14 @@ for (const target of TestDatabase.targets()) {
         assert.deepStrictEqual(extensions.map((row) => row.extname), ["pg_trgm", "unaccent"])
       }))
 
+    it.effect("pending lists what a run would apply, and nothing once it ran", () =>
+      Effect.gen(function*() {
+        const fresh: PackageMigrations = { name: "pending_probe", migrations: { "0001_create": exec("CREATE TABLE pending_probe (x int)") } }
+        assert.deepStrictEqual(yield* Migrations.pending([core, fresh]), ["pending_probe/0001_create"])
+        yield* Migrations.run([fresh])
+        assert.deepStrictEqual(yield* Migrations.pending([core, fresh]), [])
+      }))
+
     it.effect("applies nothing the second time, and only new migrations later", () =>
       Effect.gen(function*() {
         assert.deepStrictEqual(yield* Migrations.run([billing, market, core]), [])

@@ -1,0 +1,112 @@
+/**
+ * Loads and publishes the demo corpus when nothing is published, one file at a time with progress, so a
+ * runtime can serve while it loads. A load stopped halfway (process killed) is resumed by the next start:
+ * the unpublished demo snapshot it left is reused, files whose load was recorded are skipped, and the
+ * others are loaded again (loads are upserts, so a file cut off mid-way is simply rewritten).
+ *
+ * @since 0.1.0
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { Crypto } from "@service/core/Crypto"
+import * as Catalogs from "@service/market-warehouse/Catalogs"
+import { Corpus, type Publication, type SnapshotNotLoading } from "@service/market-warehouse/Corpus"
+import * as DemoCorpus from "@service/market-warehouse/DemoCorpus"
+import { LoadFailed, loadFile } from "@service/market-warehouse/Loader"
+import * as Parsers from "@service/market-warehouse/Parsers"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as NodePath from "node:path"
+
+/** @since 0.1.0 @category models */
+export type RecordKindCounts = Readonly<Record<"supplier_observation" | "opportunity" | "award" | "risk_mark" | "permit", number>>
+
+/** @since 0.1.0 @category models */
+export type DemoLoadEvent =
+  | { readonly _tag: "Started"; readonly snapshotId: string; readonly total: number; readonly alreadyLoaded: number }
+  | { readonly _tag: "FileLoaded"; readonly file: string; readonly done: number; readonly total: number; readonly accepted: number }
+  | { readonly _tag: "Publishing"; readonly snapshotId: string }
+
+/** @since 0.1.0 @category models */
+export interface DemoLoaded {
+  readonly publication: Publication
+  /** Distinct rows per record kind in the published snapshot (a record seen in two files counts once). */
+  readonly rows: RecordKindCounts
+  readonly files: number
+}
+
+const demoFileNames = new Set(DemoCorpus.files.map((file) => NodePath.basename(file.path)))
+
+const retrievedOnOf = (file: (typeof DemoCorpus.files)[number], path: string) =>
+  Effect.gen(function*() {
+    const parser = Parsers.byKind(file.kind)
+    if (parser === undefined) return yield* new LoadFailed({ file: file.path, reason: `no parser for ${file.kind}` })
+    if (file.retrievedOn !== undefined) return { parser, retrievedOn: file.retrievedOn }
+    const stated = parser.publishedAsOf === undefined
+      ? Option.none<string>()
+      : yield* parser.publishedAsOf(path).pipe(Effect.orElseSucceed(() => Option.none<string>()))
+    if (Option.isNone(stated)) return yield* new LoadFailed({ file: file.path, reason: "no retrieval date" })
+    return { parser, retrievedOn: stated.value }
+  })
+
+/** The newest unpublished snapshot holding nothing but demo files: what a stopped demo load left behind. */
+const resumableSnapshot = Effect.gen(function*() {
+  const corpus = yield* Corpus
+  const snapshots = yield* corpus.snapshots
+  const found = snapshots.find((s) => s.status === "loading" && s.loads.every((load) => demoFileNames.has(load.fileName)))
+  return Option.fromNullable(found)
+})
+
+/**
+ * Loads the demo corpus and publishes it unless a publication is active; `onEvent` hears each step.
+ *
+ * @since 0.1.0 @category loaders
+ */
+export const ensureLoaded = (
+  onEvent: (event: DemoLoadEvent) => Effect.Effect<void> = () => Effect.void
+): Effect.Effect<Option.Option<DemoLoaded>, LoadFailed | SnapshotNotLoading, SqlClient.SqlClient | Corpus | Crypto> =>
+  Effect.gen(function*() {
+    const corpus = yield* Corpus
+    const sql = yield* SqlClient.SqlClient
+    if (Option.isSome(yield* corpus.active)) return Option.none()
+    // Catalogs are loaded table by table when empty; one transaction keeps a stopped start from leaving a
+    // half-filled table that would then count as loaded.
+    yield* sql.withTransaction(Catalogs.ensureLoaded).pipe(
+      Effect.catchTag("SqlError", (error) => new LoadFailed({ file: "catalogs", reason: error.message }))
+    )
+    const resumed = yield* resumableSnapshot
+    const snapshotId = Option.isSome(resumed) ? resumed.value.id : yield* corpus.beginSnapshot({ base: "empty" })
+    const loaded = new Set(Option.isSome(resumed) ? resumed.value.loads.map((load) => load.fileName) : [])
+    const total = DemoCorpus.files.length
+    yield* onEvent({ _tag: "Started", snapshotId, total, alreadyLoaded: loaded.size })
+    let done = loaded.size
+    for (const file of DemoCorpus.files) {
+      const name = NodePath.basename(file.path)
+      if (loaded.has(name)) continue
+      const path = `${DemoCorpus.dataDirectory}${file.path}`
+      const { parser, retrievedOn } = yield* retrievedOnOf(file, path)
+      const report = yield* loadFile(parser, path, { snapshotId, retrievedOn })
+      done += 1
+      yield* onEvent({ _tag: "FileLoaded", file: name, done, total, accepted: report.accepted })
+    }
+    yield* onEvent({ _tag: "Publishing", snapshotId })
+    const publication = yield* corpus.publish(snapshotId)
+    const counts = yield* corpus.counts(snapshotId)
+    const rows: Record<keyof RecordKindCounts, number> = {
+      supplier_observation: 0,
+      opportunity: 0,
+      award: 0,
+      risk_mark: 0,
+      permit: 0
+    }
+    for (const count of counts) rows[count.recordKind] += count.rows
+    return Option.some({ publication, rows, files: total })
+  }).pipe(Effect.withSpan("DemoLoad.ensureLoaded"))
+
+/**
+ * One line for the distinct rows of a load, for start-up logs.
+ *
+ * @since 0.1.0 @category formatting
+ */
+export const describeRows = (rows: RecordKindCounts): string =>
+  `${rows.supplier_observation} supplier observations, ${rows.opportunity} opportunities, ${rows.award} awards, ` +
+  `${rows.risk_mark} risk marks, ${rows.permit} permits`

@@ -1,0 +1,204 @@
+import * as HttpServer from "@effect/platform/HttpServer"
+import { assert, describe, it, layer } from "@effect/vitest"
+import { Crypto } from "@service/core/Crypto"
+import * as TestDatabase from "@service/storage/TestDatabase"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { type ChildProcess, spawn } from "node:child_process"
+import * as NodeFs from "node:fs/promises"
+import * as NodeNet from "node:net"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
+import { fileURLToPath } from "node:url"
+import * as AppLayer from "../src/AppLayer.js"
+import * as DemoLoad from "../src/DemoLoad.js"
+import * as Server from "../src/Server.js"
+
+// Hang guards only: every step waits for a line the server prints, never for a fixed time.
+const hangGuard = 10 * 60_000
+const packageDirectory = fileURLToPath(new URL("..", import.meta.url))
+
+/** `npm start`'s program as a child process, with its output collected line by line. */
+class ServerProcess {
+  readonly child: ChildProcess
+  stdout = ""
+  stderr = ""
+  readonly exited: Promise<number | null>
+  private readonly waiters: Array<() => void> = []
+
+  constructor(env: Readonly<Record<string, string>>) {
+    const inherited = { ...process.env }
+    // The runtime reads these; the test decides them.
+    for (const name of ["DATABASE_URL", "SERVICE_DEMO_API_KEY", "OTEL_EXPORTER_OTLP_ENDPOINT", "PORT", "HOST"]) delete inherited[name]
+    this.child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+      cwd: packageDirectory,
+      env: { ...inherited, ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    this.child.stdout?.on("data", (chunk: Buffer) => {
+      this.stdout += chunk.toString("utf8")
+      this.notify()
+    })
+    this.child.stderr?.on("data", (chunk: Buffer) => {
+      this.stderr += chunk.toString("utf8")
+      this.notify()
+    })
+    this.exited = new Promise((resolve) => this.child.once("exit", (code) => {
+      resolve(code)
+      this.notify()
+    }))
+  }
+
+  private notify() {
+    for (const waiter of this.waiters.splice(0)) waiter()
+  }
+
+  /** Resolves with the first match of `pattern` in stdout, or fails if the process exits first. */
+  waitFor(pattern: RegExp): Promise<RegExpExecArray> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const match = pattern.exec(this.stdout)
+        if (match !== null) return resolve(match)
+        if (this.child.exitCode !== null) {
+          return reject(new Error(`exited (${this.child.exitCode}) before printing ${pattern}:\n${this.stdout}\n${this.stderr}`))
+        }
+        this.waiters.push(check)
+      }
+      check()
+    })
+  }
+
+  /** SIGTERM, then waits until the process has closed its database and exited. */
+  async stop(): Promise<void> {
+    if (this.child.exitCode === null) this.child.kill("SIGTERM")
+    await this.exited
+  }
+}
+
+const running = (env: Readonly<Record<string, string>>) =>
+  Effect.acquireRelease(
+    Effect.sync(() => new ServerProcess(env)),
+    (server) => Effect.promise(() => server.stop())
+  )
+
+const temporaryDirectory = Effect.acquireRelease(
+  Effect.promise(() => NodeFs.mkdtemp(NodePath.join(NodeOs.tmpdir(), "server-startup-"))),
+  (directory) => Effect.promise(() => NodeFs.rm(directory, { recursive: true, force: true }))
+)
+
+const listeningPort = (server: ServerProcess) =>
+  Effect.promise(() => server.waitFor(/Listening on http:\/\/127\.0\.0\.1:(\d+)/)).pipe(Effect.map((match) => Number(match[1])))
+
+const bannerKey = (server: ServerProcess) =>
+  Effect.promise(() => server.waitFor(/API key\s+(svc_key_\S+)\n\s+\(([^)]*)\)/)).pipe(
+    Effect.map((match) => ({ key: match[1] ?? "", note: match[2] ?? "" }))
+  )
+
+const get = (url: string) =>
+  Effect.promise(async () => {
+    const response = await fetch(url)
+    return { status: response.status, body: await response.text() }
+  })
+
+/** Only what the process wrote on stderr that is not blank. */
+const stderrLines = (server: ServerProcess) => server.stderr.split("\n").filter((line) => line.trim().length > 0)
+
+// In-process and listening: /ready is 503 naming the publication until the demo corpus is published, then 200.
+const services = AppLayer.make(TestDatabase.pglite.layer, Crypto.layerTest)
+const Env = Server.layer({ port: 0, host: "127.0.0.1" }).pipe(Layer.provideMerge(services))
+
+layer(Env, { timeout: "180 seconds", excludeTestServices: true })("probes", (it) => {
+  it.effect("GET /health is 200; GET /ready is 503 naming the publication until one is active, then 200", () =>
+    Effect.gen(function*() {
+      const server = yield* HttpServer.HttpServer
+      const address = server.address
+      if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
+      const base = `http://127.0.0.1:${address.port}`
+
+      const health = yield* get(`${base}/health`)
+      assert.strictEqual(health.status, 200)
+      assert.deepStrictEqual(JSON.parse(health.body), { status: "ok" })
+
+      const before = yield* get(`${base}/ready`)
+      assert.strictEqual(before.status, 503)
+      const notReady = JSON.parse(before.body)
+      assert.strictEqual(notReady.ready, false)
+      assert.deepStrictEqual(notReady.not_ready, ["publication"])
+      assert.isTrue(notReady.checks.database.ready)
+      assert.isTrue(notReady.checks.migrations.ready)
+
+      const loaded = yield* DemoLoad.ensureLoaded()
+      assert.isTrue(Option.isSome(loaded))
+      const after = yield* get(`${base}/ready`)
+      assert.strictEqual(after.status, 200, after.body)
+      assert.deepStrictEqual(JSON.parse(after.body).not_ready, [])
+    }))
+})
+
+describe("npm start", () => {
+  it.scoped("answers /health, serves, then /ready once the corpus is published; one data folder, one process, one demo key", () =>
+    Effect.gen(function*() {
+      const dataDir = yield* temporaryDirectory
+      const env = { SERVICE_DATA_DIR: dataDir, PORT: "0" }
+
+      const first = yield* running(env)
+      const port = yield* listeningPort(first)
+      const health = yield* get(`http://127.0.0.1:${port}/health`)
+      assert.strictEqual(health.status, 200)
+      const { key, note } = yield* bannerKey(first)
+      assert.include(note, "new")
+      yield* Effect.promise(() => first.waitFor(/Published the demo corpus \S+ after \d+ ms: (\d+) supplier observations/))
+      const ready = yield* get(`http://127.0.0.1:${port}/ready`)
+      assert.strictEqual(ready.status, 200, ready.body)
+
+      // A second process on the same folder is refused with one line naming the first, and no stack trace.
+      const second = yield* running(env)
+      const code = yield* Effect.promise(() => second.exited)
+      assert.strictEqual(code, 1)
+      const lines = stderrLines(second)
+      assert.strictEqual(lines.length, 1, second.stderr)
+      assert.include(lines[0], `is in use by process ${first.child.pid}`)
+      assert.notMatch(second.stderr, /^\s+at /m)
+
+      // The key is kept owner-only in the data folder and the next start reuses it.
+      yield* Effect.promise(() => first.stop())
+      const keyFile = NodePath.join(dataDir, "demo-api-key")
+      const stat = yield* Effect.promise(() => NodeFs.stat(keyFile))
+      assert.strictEqual(stat.mode & 0o777, 0o600)
+      assert.strictEqual((yield* Effect.promise(() => NodeFs.readFile(keyFile, "utf8"))).trim(), key)
+
+      const third = yield* running(env)
+      const thirdPort = yield* listeningPort(third)
+      const again = yield* bannerKey(third)
+      assert.strictEqual(again.key, key)
+      assert.include(again.note, "reused")
+      const capabilities = yield* Effect.promise(() =>
+        fetch(`http://127.0.0.1:${thirdPort}/api/v1/workspaces/demo/market-data/capabilities/compact`, { headers: { "x-api-key": key } })
+      )
+      assert.strictEqual(capabilities.status, 200)
+    }), { timeout: hangGuard })
+
+  it.scoped("a port in use is one line on stderr with the fix, no stack trace", () =>
+    Effect.gen(function*() {
+      const dataDir = yield* temporaryDirectory
+      const taken = yield* Effect.acquireRelease(
+        Effect.promise(() =>
+          new Promise<NodeNet.Server>((resolve) => {
+            const server = NodeNet.createServer()
+            server.listen(0, "127.0.0.1", () => resolve(server))
+          })
+        ),
+        (server) => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
+      )
+      const address = taken.address()
+      if (address === null || typeof address === "string") return yield* Effect.dieMessage("expected a TCP address")
+      const server = yield* running({ SERVICE_DATA_DIR: dataDir, PORT: String(address.port) })
+      assert.strictEqual(yield* Effect.promise(() => server.exited), 1)
+      const lines = stderrLines(server)
+      assert.strictEqual(lines.length, 1, server.stderr)
+      assert.include(lines[0], `Port ${address.port} on 127.0.0.1 is already in use`)
+      assert.include(lines[0], "PORT")
+      assert.notMatch(server.stderr, /^\s+at /m)
+    }), { timeout: hangGuard })
+})

@@ -1,0 +1,78 @@
+/**
+ * The composition root: one application layer built from the list of domain bundles. Every runtime (the
+ * node server, MCP over stdio, the CLI's operator commands, the research belt), the benchmarks and the
+ * tests use it. Adding a domain is one entry in {@link bundles}.
+ *
+ * @since 0.1.0
+ */
+import type * as Bundle from "@service/core/Bundle"
+import * as CoreBundle from "@service/core/CoreBundle"
+import type { Crypto } from "@service/core/Crypto"
+import type * as Operation from "@service/core/Operation"
+import * as MarketBundle from "@service/market-contract/MarketBundle"
+import type * as Database from "@service/storage/Database"
+import * as Migrations from "@service/storage/Migrations"
+import * as Layer from "effect/Layer"
+
+/**
+ * Every domain of the application, in dependency order: a bundle may use the services of the bundles
+ * listed before it.
+ *
+ * @since 0.1.0 @category bundles
+ */
+export const bundles = [CoreBundle.bundle, MarketBundle.bundle] as const
+
+/** The folded types of a list of bundles: what they provide, how they fail, what they still need. */
+type Fold<Bs, S, E, D, R> = Bs extends readonly [infer H, ...infer T]
+  ? H extends Bundle.Bundle<infer HS, infer HE, infer HD, infer HR> ? Fold<T, S | HS, E | HE, D | Exclude<HD, S>, R | HR>
+  : never
+  : { readonly services: S; readonly error: E; readonly deps: D; readonly requirements: R }
+
+/** @since 0.1.0 @category models */
+export type Folded<Bs extends ReadonlyArray<Bundle.AnyBundle>> = Fold<Bs, never, never, never, never>
+
+/**
+ * Provides each bundle's layer with the services of the ones before it, keeping every service.
+ *
+ * @since 0.1.0 @category constructors
+ */
+export function compose<const Bs extends ReadonlyArray<Bundle.AnyBundle>>(
+  list: Bs
+): Layer.Layer<Folded<Bs>["services"], Folded<Bs>["error"], Folded<Bs>["deps"]>
+export function compose(list: ReadonlyArray<Bundle.AnyBundle>): Layer.Layer<never, unknown, unknown> {
+  return list.reduce<Layer.Layer<never, unknown, unknown>>(
+    (acc, bundle) => Layer.provideMerge(bundle.layer, acc),
+    Layer.empty
+  )
+}
+
+/**
+ * The operation groups of every bundle, in bundle order: what the transports serve.
+ *
+ * @since 0.1.0 @category groups
+ */
+export const groups: ReadonlyArray<Operation.Group<Folded<typeof bundles>["requirements"]>> = bundles.flatMap(
+  (bundle): ReadonlyArray<Operation.Group<Folded<typeof bundles>["requirements"]>> => bundle.groups
+)
+
+/**
+ * The migrations of every bundle.
+ *
+ * @since 0.1.0 @category migrations
+ */
+export const migrations: ReadonlyArray<Bundle.Migrations> = bundles.flatMap((bundle) => bundle.migrations)
+
+/**
+ * Every domain service over a migrated database. Give it a database layer and a Crypto layer.
+ *
+ * @since 0.1.0 @category layers
+ */
+export const layer = <E1, E2>(
+  database: Layer.Layer<Database.DatabaseServices, E1>,
+  crypto: Layer.Layer<Crypto, E2>
+) =>
+  compose(bundles).pipe(
+    Layer.provideMerge(Migrations.layer(migrations)),
+    Layer.provideMerge(crypto),
+    Layer.provideMerge(database)
+  )

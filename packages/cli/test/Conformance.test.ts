@@ -1,0 +1,13 @@
+import { describe } from "@effect/vitest"
+import * as Conformance from "@service/conformance"
+import * as MarketOperations from "@service/market-contract/Operations"
+import * as TestDatabase from "@service/storage/TestDatabase"
+import { harness } from "./support/Harness.js"
+
+// The shared conformance suite over the CLI: the declared groups (and their twins) served over HTTP, and
+// every call made through the command line the way a user makes it (`--json`).
+for (const target of TestDatabase.targets()) {
+  describe(target.name, () => {
+    Conformance.suite({ surface: "cli", groups: [MarketOperations.group], harness: harness(target) })
+  })
+}

@@ -1,0 +1,122 @@
+/**
+ * The conformance harness for the CLI: the groups given (declared and twins) served over HTTP by the http
+ * package on a real listening server, over a test database with the demo corpus and a `demo` workspace key;
+ * the command tree built from the same groups; and each call run through the command line in-process with
+ * `--json`, as a user reads it: stdout on success, the wire error body on stderr on a refusal.
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as App from "@service/app/App"
+import * as Conformance from "@service/conformance"
+import * as Accounts from "@service/core/Accounts"
+import { Crypto } from "@service/core/Crypto"
+import { WorkspaceSlug } from "@service/core/Ids"
+import type * as Operation from "@service/core/Operation"
+import * as HttpLayer from "@service/http/HttpLayer"
+import type * as MarketOperations from "@service/market-contract/Operations"
+import * as DemoCorpus from "@service/market-warehouse/DemoCorpus"
+import type * as TestDatabase from "@service/storage/TestDatabase"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Predicate from "effect/Predicate"
+import * as Redacted from "effect/Redacted"
+import { createServer } from "node:http"
+import * as Cli from "../../src/Cli.js"
+import * as CommandTree from "../../src/CommandTree.js"
+import { ExitCode } from "../../src/Failure.js"
+import * as InputFlags from "../../src/InputFlags.js"
+import * as Run from "./Run.js"
+
+/** The key of workspace `demo`, with the market-data read scope. */
+export const KEY = "svc_key_cli_conformance_0123456789abcdef"
+
+/** Every service of the application over a migrated test database, with the demo corpus and the key. */
+export const domain = (target: TestDatabase.TestDatabaseTarget) =>
+  Layer.effectDiscard(
+    Effect.gen(function*() {
+      yield* DemoCorpus.loadAndPublish
+      const accounts = yield* Accounts.Accounts
+      const workspace = yield* accounts.createWorkspace({ slug: WorkspaceSlug.make("demo"), name: "demo" })
+      yield* accounts.issueCredential({
+        workspaceId: workspace.id,
+        kind: "api_key",
+        label: "cli conformance",
+        scopes: ["market_data:read"],
+        secret: Redacted.make(KEY)
+      })
+    }).pipe(Effect.orDie)
+  ).pipe(Layer.provideMerge(App.layer(target.layer, Crypto.layerTest)), Layer.orDie)
+
+/**
+ * The HTTP surface of `groups` on a listening server. Idle connections outlive the client's (undici keeps
+ * one for 4 s, counted late on a busy machine): a server closing first resets the next call on it
+ * (docs/decisions/0029).
+ */
+export const server = (groups: ReadonlyArray<Operation.Group<MarketOperations.Requirements>>) =>
+  HttpApiBuilder.serve().pipe(
+    Layer.provide(HttpLayer.layer(groups)),
+    Layer.provideMerge(NodeHttpServer.layer(() => createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000 }), {
+      port: 0,
+      host: "127.0.0.1"
+    }))
+  )
+
+export const baseUrl = Effect.gen(function*() {
+  const address = (yield* HttpServer.HttpServer).address
+  return address._tag === "TcpAddress" ? `http://127.0.0.1:${address.port}` : yield* Effect.dieMessage("expected a TCP address")
+})
+
+const parse = (text: string): unknown => JSON.parse(text)
+
+export const harness = (target: TestDatabase.TestDatabaseTarget) =>
+(groups: ReadonlyArray<Operation.Group<MarketOperations.Requirements>>): Layer.Layer<Conformance.HarnessService> =>
+  Layer.effect(
+    Conformance.HarnessService,
+    Effect.gen(function*() {
+      const url = yield* baseUrl
+      const client = yield* HttpClient.HttpClient
+      const tree = yield* Cli.tree({ groups })
+      const run = (args: ReadonlyArray<string>) => Run.run(args, { groups }).pipe(Effect.provideService(HttpClient.HttpClient, client))
+      return {
+        // The command lines of the tree, each proven to be a command the CLI answers.
+        listed: Effect.forEach(CommandTree.lines(tree), (line) =>
+          Effect.gen(function*() {
+            const help = yield* run([...line.split(" ").slice(1), "--help"])
+            if (help.code !== ExitCode.ok || !help.stdout.includes(line)) {
+              return yield* Effect.dieMessage(`${line} --help: ${help.code} ${help.stderr}`)
+            }
+            return line
+          })),
+        call: (groupName, operation, input) =>
+          Effect.gen(function*() {
+            const leaf = CommandTree.leafOf(tree, groupName, operation)
+            if (leaf === undefined) return yield* Effect.dieMessage(`no command for ${groupName}.${operation}`)
+            const args = [
+              "--base-url", url, "--api-key", KEY,
+              ...leaf.words.slice(1), "--json", ...InputFlags.toArgs(leaf.input, input)
+            ]
+            const out = yield* run(args)
+            if (out.code === ExitCode.ok) return { _tag: "Success", body: parse(out.stdout) } satisfies Conformance.Outcome
+            if (out.code === ExitCode.refused) {
+              const body = parse(out.stderr)
+              if (!Predicate.isRecord(body)) return yield* Effect.dieMessage(`not a JSON body: ${out.stderr}`)
+              const status = body["statusCode"]
+              return {
+                _tag: "Refusal",
+                status: typeof status === "number" ? status : undefined,
+                block: body[leaf.group.refusals.key]
+              } satisfies Conformance.Outcome
+            }
+            return yield* Effect.dieMessage(`${args.join(" ")} exited ${out.code}: ${out.stderr}`)
+          })
+      }
+    })
+  ).pipe(
+    Layer.provide(NodeHttpClient.layerUndici),
+    Layer.provide(server(groups)),
+    Layer.provide(domain(target)),
+    Layer.orDie
+  )

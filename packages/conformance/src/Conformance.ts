@@ -1,0 +1,251 @@
+/**
+ * The shared conformance suite every transport runs once, in the style of Effect's `suite(layer)` tests.
+ * Driven by the declarations, never by hand-kept lists. For every group given:
+ *
+ * - the transport lists exactly the declared endpoints, tools or commands (twins included);
+ * - every operation's capability example runs and its output decodes with the declared schema;
+ * - an unknown input field gives the codec's structural refusal;
+ * - every declared refusal code, injected through a twin group whose operations fail with the codec's
+ *   sample refusal, reaches the caller as the same block (and, over HTTP, the declared status).
+ *
+ * Twins share the declarations but live under their own prefix, namespace and command word, so one
+ * served application carries both.
+ *
+ * @since 0.1.0
+ */
+import { assert, describe, layer } from "@effect/vitest"
+import * as Operation from "@service/core/Operation"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
+
+/** @since 0.1.0 @category models */
+export type Surface = "http" | "mcp" | "cli"
+
+/**
+ * What a call gave back, as the caller sees it.
+ * - `Success`: the encoded output (an envelope), with any transport-only fields removed.
+ * - `Refusal`: the domain block (`market_data`...), and the HTTP status when the transport has one.
+ *
+ * @since 0.1.0 @category models
+ */
+export type Outcome =
+  | { readonly _tag: "Success"; readonly body: unknown }
+  | { readonly _tag: "Refusal"; readonly status: number | undefined; readonly block: unknown }
+
+/**
+ * A transport under test.
+ *
+ * @since 0.1.0 @category models
+ */
+export interface Harness {
+  /**
+   * What the transport serves, in the form {@link expectedNames} gives: HTTP `"METHOD /api/v1/path"` read
+   * from the served OpenAPI document; MCP tool names from `tools/list`; CLI command lines (`"service
+   * market suppliers search"`) read from the command tree or its help.
+   */
+  readonly listed: Effect.Effect<ReadonlyArray<string>>
+  /**
+   * Calls the operation named `operation` of the served group named `group` with a model-facing `input`
+   * the way a user of the transport would.
+   */
+  readonly call: (group: string, operation: string, input: Readonly<Record<string, unknown>>) => Effect.Effect<Outcome>
+}
+
+/** @since 0.1.0 @category tags */
+export class HarnessService extends Context.Tag("@service/conformance/Harness")<HarnessService, Harness>() {}
+
+/**
+ * The names a surface must list for `groups`.
+ *
+ * @since 0.1.0 @category expectations
+ */
+export const expectedNames = (
+  surface: Surface,
+  prefix: string,
+  groups: ReadonlyArray<Operation.Group<unknown>>
+): ReadonlyArray<string> =>
+  groups.flatMap((group) =>
+    Operation.servedOn(group, surface).map((op) => {
+      switch (surface) {
+        case "http":
+          return `${op.http.method} ${Operation.httpPath(group, op)}`
+        case "mcp":
+          return Operation.toolName(prefix, group.mcp.namespace, op.name)
+        case "cli":
+          return Operation.commandWords(prefix, group, op).join(" ")
+      }
+    })
+  ).sort()
+
+/**
+ * Twin groups whose operations fail with the codec's sample refusal for the code last set with
+ * `inject`.
+ *
+ * @since 0.1.0 @category models
+ */
+export interface Twins<R> {
+  readonly groups: ReadonlyArray<Operation.Group<R>>
+  /** The twin of each real group, by the real group's name. */
+  readonly twinOf: (group: Operation.Group<R>) => Operation.Group<R>
+  readonly inject: (code: string) => void
+}
+
+/**
+ * Builds the twins of `groups`.
+ *
+ * @since 0.1.0 @category constructors
+ */
+export const refusalTwins = <R>(groups: ReadonlyArray<Operation.Group<R>>): Twins<R> => {
+  let injected = ""
+  const twins = groups.map((group): Operation.Group<R> => {
+    const fail = Effect.suspend(() => {
+      const sample = group.refusals.sampleOf(injected)
+      return sample === undefined ? Effect.dieMessage(`No sample refusal for ${injected}`) : Effect.fail(sample)
+    })
+    return {
+      ...group,
+      name: `${group.name}Conformance`,
+      title: `${group.title} (conformance twin)`,
+      http: { ...group.http, prefix: `${group.http.prefix}/__conformance` },
+      mcp: { namespace: `${group.mcp.namespace}_conformance` },
+      cli: { ...group.cli, word: `${group.cli.word}-conformance` },
+      operations: group.operations.map((op) => ({ ...op, runModel: () => fail, runCanonical: () => fail }))
+    }
+  })
+  return {
+    groups: twins,
+    twinOf: (group) => {
+      const twin = twins.find((t) => t.name === `${group.name}Conformance`)
+      if (twin === undefined) throw new Error(`No twin for group ${group.name}`)
+      return twin
+    },
+    inject: (code) => {
+      injected = code
+    }
+  }
+}
+
+const readPath = (value: unknown, path: ReadonlyArray<string | number>): unknown => {
+  let current = value
+  for (const key of path) {
+    if (Array.isArray(current) && typeof key === "number") current = current[key]
+    else if (Predicate.isRecord(current) && typeof key === "string") current = current[key]
+    else return undefined
+  }
+  return current
+}
+
+/**
+ * The capability example of `op`, with any `exampleFrom` value read from a call of the source operation.
+ *
+ * @since 0.1.0 @category examples
+ */
+export const resolveExample = (
+  harness: Harness,
+  group: Operation.Group<unknown>,
+  op: Operation.AnyOperation<unknown>
+): Effect.Effect<Readonly<Record<string, unknown>>> =>
+  Effect.gen(function*() {
+    const from = op.capability.exampleFrom
+    if (from === undefined) return op.capability.example
+    const source = group.operations.find((candidate) => candidate.name === from.operation)
+    if (source === undefined) return yield* Effect.dieMessage(`${op.name}: exampleFrom names unknown ${from.operation}`)
+    const outcome = yield* harness.call(group.name, source.name, source.capability.example)
+    if (outcome._tag !== "Success") {
+      return yield* Effect.dieMessage(`${op.name}: the source example ${from.operation} was refused`)
+    }
+    const value = readPath(outcome.body, from.path)
+    if (value === undefined) return yield* Effect.dieMessage(`${op.name}: nothing at ${from.path.join(".")} of ${from.operation}`)
+    return { ...op.capability.example, [from.field]: value }
+  })
+
+const blockCode = (group: Operation.Group<unknown>, block: unknown): unknown =>
+  Predicate.isRecord(block) ? block[group.refusals.codeField] : undefined
+
+/** @since 0.1.0 @category models */
+export interface SuiteOptions<R, E> {
+  readonly surface: Surface
+  /** The declared groups (without twins). */
+  readonly groups: ReadonlyArray<Operation.Group<R>>
+  /** Serves every group given (the declared ones and their twins) and returns the harness. */
+  readonly harness: (groups: ReadonlyArray<Operation.Group<R>>, twins: Twins<R>) => Layer.Layer<HarnessService, E>
+  /** The surface prefix the transport was configured with (default `service`). */
+  readonly prefix?: string | undefined
+  readonly timeout?: number | undefined
+}
+
+/**
+ * Registers the conformance tests of one transport.
+ *
+ * @since 0.1.0 @category suites
+ */
+export const suite = <R, E>(options: SuiteOptions<R, E>): void => {
+  const twins = refusalTwins(options.groups)
+  const served = [...options.groups, ...twins.groups]
+  const prefix = options.prefix ?? "service"
+  const erase = (group: Operation.Group<R>): Operation.Group<unknown> => group
+  layer(options.harness(served, twins), { timeout: options.timeout ?? 300_000 })(`conformance over ${options.surface}`, (it) => {
+    it.effect("lists exactly the declared operations", () =>
+      Effect.gen(function*() {
+        const harness = yield* HarnessService
+        const listed = [...(yield* harness.listed)].sort()
+        assert.deepStrictEqual(listed, [...expectedNames(options.surface, prefix, served.map(erase))])
+      }))
+
+    for (const realGroup of options.groups) {
+      const group = erase(realGroup)
+      const twin = erase(twins.twinOf(realGroup))
+      for (const op of Operation.servedOn(group, options.surface)) {
+        describe(`${group.name}.${op.name}`, () => {
+          it.effect("the capability example runs and its output decodes with the declared schema", () =>
+            Effect.gen(function*() {
+              const harness = yield* HarnessService
+              const input = yield* resolveExample(harness, group, op)
+              const outcome = yield* harness.call(group.name, op.name, input)
+              assert.strictEqual(outcome._tag, "Success", JSON.stringify(outcome).slice(0, 2000))
+              if (outcome._tag === "Success") {
+                const decoded = Schema.decodeUnknownEither(op.output)(outcome.body)
+                assert.isTrue(decoded._tag === "Right", `output of ${op.name} does not decode`)
+              }
+            }))
+
+          it.effect("an unknown input field gives the structural refusal", () =>
+            Effect.gen(function*() {
+              const harness = yield* HarnessService
+              const input = yield* resolveExample(harness, group, op)
+              const outcome = yield* harness.call(group.name, op.name, { ...input, conformance_unknown_field: "x" })
+              assert.strictEqual(outcome._tag, "Refusal")
+              if (outcome._tag === "Refusal") {
+                assert.strictEqual(blockCode(group, outcome.block), group.refusals.invalidInputCode)
+                if (options.surface === "http") {
+                  assert.strictEqual(outcome.status, group.refusals.rules[group.refusals.invalidInputCode]?.status)
+                }
+              }
+            }))
+
+          it.effect(`each declared refusal (${op.refuses.join(", ")}) reaches the caller unchanged`, () =>
+            Effect.gen(function*() {
+              const harness = yield* HarnessService
+              const input = yield* resolveExample(harness, group, op)
+              const twinOp = twin.operations.find((candidate) => candidate.name === op.name)
+              if (twinOp === undefined) return yield* Effect.dieMessage(`no twin for ${op.name}`)
+              for (const code of op.refuses) {
+                twins.inject(code)
+                const outcome = yield* harness.call(twin.name, twinOp.name, input)
+                const expected = group.refusals.describe(group.refusals.sampleOf(code))
+                assert.isDefined(expected)
+                assert.strictEqual(outcome._tag, "Refusal", `${code}: ${JSON.stringify(outcome).slice(0, 500)}`)
+                if (outcome._tag === "Refusal" && expected !== undefined) {
+                  assert.deepStrictEqual(outcome.block, expected.block, code)
+                  if (options.surface === "http") assert.strictEqual(outcome.status, expected.status, code)
+                }
+              }
+            }))
+        })
+      }
+    }
+  })
+}

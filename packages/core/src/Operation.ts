@@ -1,0 +1,442 @@
+/**
+ * The operation kernel. Every operation of every domain is declared once, here described: name, canonical
+ * and model-facing input schemas, output schema, the domain's refusal codec and the codes it may return,
+ * scopes, MCP annotations, metering, paging, capability text, and its HTTP and CLI bindings. Declarations
+ * are gathered into {@link Group}s (one per domain surface); the `http`, `mcp` and `cli` transports derive
+ * every endpoint, tool and command from groups and know no domain.
+ *
+ * Names shown to users (tool names, command words) are built from the transport's configured prefix
+ * ({@link SurfacePrefix}), never written by the domain.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import type { Forbidden } from "./AuthError.js"
+import { requireScope } from "./Authorization.js"
+import { Meter } from "./Meter.js"
+import type { Principal, Scope } from "./Principal.js"
+import { RateLimiter, type RateLimited } from "./RateLimiter.js"
+import * as Refusal from "./Refusal.js"
+import { RequestContext, type RequestId } from "./RequestContext.js"
+
+/**
+ * MCP tool annotations, as `@effect/ai`'s `Tool` annotates them (`Readonly`, `Destructive`, `Idempotent`,
+ * `OpenWorld`).
+ *
+ * @since 0.1.0 @category models
+ */
+export interface Annotations {
+  readonly readOnly: boolean
+  readonly destructive: boolean
+  readonly idempotent: boolean
+  readonly openWorld: boolean
+}
+
+/**
+ * A read of our own data: no side effects, same answer for the same state, closed world.
+ *
+ * @since 0.1.0 @category constants
+ */
+export const readOnly: Annotations = { readOnly: true, destructive: false, idempotent: true, openWorld: false }
+
+/**
+ * A write that creates or changes state and is safe to repeat with the same input.
+ *
+ * @since 0.1.0 @category constants
+ */
+export const idempotentWrite: Annotations = { readOnly: false, destructive: false, idempotent: true, openWorld: false }
+
+/**
+ * A write that removes or irreversibly changes state.
+ *
+ * @since 0.1.0 @category constants
+ */
+export const destructive: Annotations = { readOnly: false, destructive: true, idempotent: false, openWorld: false }
+
+/**
+ * Where HTTP reads the input from.
+ * - `body`: the input is the JSON body (limited to `maxBodyBytes`, default 256 KiB).
+ * - `query`: the URL parameters are the input (comma-separated lists split by the schema).
+ * - `path`: path parameters carry input fields: `params` maps each `:param` of the path to its field.
+ *
+ * @since 0.1.0 @category models
+ */
+export type HttpInput =
+  | { readonly kind: "body"; readonly maxBodyBytes?: number | undefined }
+  | { readonly kind: "query" }
+  | { readonly kind: "path"; readonly params: Readonly<Record<string, string>> }
+
+/** @since 0.1.0 @category models */
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE"
+
+/**
+ * @since 0.1.0 @category models
+ */
+export interface HttpBinding {
+  readonly method: HttpMethod
+  /** Relative to the group's prefix. */
+  readonly path: `/${string}`
+  readonly input: HttpInput
+}
+
+/**
+ * The CLI binding: the command words under the group's word, an optional positional argument, and flags
+ * that nest into an object field (`{ compare_period: { from_date: "compare-from-date" } }` makes
+ * `--compare-from-date X` set `compare_period.from_date`). Every other top-level input field is a flag
+ * named after it with dashes.
+ *
+ * @since 0.1.0 @category models
+ */
+export interface CliBinding {
+  readonly words: ReadonlyArray<string>
+  /** The input field read from the positional argument. */
+  readonly positional?: string | undefined
+  readonly nested?: Readonly<Record<string, Readonly<Record<string, string>>>> | undefined
+}
+
+/**
+ * Which surfaces serve the operation (all by default). Discovery helpers such as the compact
+ * capabilities route are HTTP-only.
+ *
+ * @since 0.1.0 @category models
+ */
+export interface Surfaces {
+  readonly http: boolean
+  readonly mcp: boolean
+  readonly cli: boolean
+}
+
+/** @since 0.1.0 @category models */
+export interface CapabilityText {
+  /** The question this operation answers, in a caller's words. */
+  readonly question: string
+  /** What the caller must send. */
+  readonly requires: string
+  /** A runnable example input (valid against the model-facing input schema). */
+  readonly example: Readonly<Record<string, unknown>>
+  /**
+   * For an example that needs a value only another call returns (a record_ref): which operation to run
+   * with its own example, where to read the value in its encoded output, and which field it fills.
+   */
+  readonly exampleFrom?: {
+    readonly operation: string
+    readonly path: ReadonlyArray<string | number>
+    readonly field: string
+  } | undefined
+}
+
+/**
+ * What a domain writes to declare an operation.
+ *
+ * @since 0.1.0 @category models
+ */
+export interface Declaration<
+  Name extends string,
+  I,
+  IE,
+  MI extends I,
+  MIE,
+  O,
+  OE,
+  E extends { readonly _tag: string },
+  Code extends string,
+  R
+> {
+  readonly name: Name
+  readonly title: string
+  readonly description: string
+  /** Canonical input, accepted on the HTTP route. */
+  readonly input: Schema.Schema<I, IE>
+  /** Model-facing input (MCP, CLI): the canonical input minus fields reserved for the canonical route. */
+  readonly modelInput: Schema.Schema<MI, MIE>
+  readonly output: Schema.Schema<O, OE>
+  readonly refusals: Refusal.RefusalCodec<E, Code>
+  /** The codes this operation may return (the structural one is always possible and added). */
+  readonly refuses: ReadonlyArray<NoInfer<Code>>
+  /** Any one of these scopes authorizes the call. */
+  readonly scopes: ReadonlyArray<Scope>
+  readonly annotations: Annotations
+  readonly metered: boolean
+  readonly paginates: boolean
+  readonly capability: CapabilityText
+  readonly http: HttpBinding
+  readonly cli: CliBinding
+  readonly surfaces?: Partial<Surfaces> | undefined
+  readonly run: (input: I) => Effect.Effect<O, E, R>
+}
+
+/**
+ * A declared operation.
+ *
+ * @since 0.1.0 @category models
+ */
+export interface Operation<
+  Name extends string,
+  I,
+  IE,
+  MI extends I,
+  MIE,
+  O,
+  OE,
+  E extends { readonly _tag: string },
+  Code extends string,
+  R
+> extends Declaration<Name, I, IE, MI, MIE, O, OE, E, Code, R> {
+  readonly surfaces: Surfaces
+  /** Decodes unknown model-facing input (unknown properties refused), runs, and encodes the output. */
+  readonly runModel: (input: unknown) => Effect.Effect<OE, E, R>
+  /** The same over the canonical input (what HTTP accepts). */
+  readonly runCanonical: (input: unknown) => Effect.Effect<OE, E, R>
+}
+
+/**
+ * An operation whose types are erased, for transports that treat every operation alike. Failures are
+ * read with `refusals.describe`; anything it does not recognise is a defect.
+ *
+ * @since 0.1.0 @category models
+ */
+export interface AnyOperation<R> {
+  readonly name: string
+  readonly title: string
+  readonly description: string
+  readonly input: Schema.Schema.AnyNoContext
+  readonly modelInput: Schema.Schema.AnyNoContext
+  readonly output: Schema.Schema.AnyNoContext
+  readonly refusals: Refusal.AnyRefusalCodec
+  readonly refuses: ReadonlyArray<string>
+  readonly scopes: ReadonlyArray<Scope>
+  readonly annotations: Annotations
+  readonly metered: boolean
+  readonly paginates: boolean
+  readonly capability: CapabilityText
+  readonly http: HttpBinding
+  readonly cli: CliBinding
+  readonly surfaces: Surfaces
+  readonly runModel: (input: unknown) => Effect.Effect<unknown, unknown, R>
+  readonly runCanonical: (input: unknown) => Effect.Effect<unknown, unknown, R>
+}
+
+/**
+ * Declares an operation.
+ *
+ * @since 0.1.0 @category constructors
+ */
+export const make = <
+  const Name extends string,
+  I,
+  IE,
+  MI extends I,
+  MIE,
+  O,
+  OE,
+  E extends { readonly _tag: string },
+  Code extends string,
+  R
+>(
+  declaration: Declaration<Name, I, IE, MI, MIE, O, OE, E, Code, R>
+): Operation<Name, I, IE, MI, MIE, O, OE, E, Code, R> => {
+  const decodeModel = Refusal.decodeWith(declaration.refusals)(declaration.modelInput)
+  const decodeCanonical = Refusal.decodeWith(declaration.refusals)(declaration.input)
+  const encode = Schema.encode(declaration.output)
+  // The output is produced by our own code: an encode failure is a bug, not a refusal.
+  const finish = (output: O) => Effect.orDie(encode(output))
+  const refuses = declaration.refuses.includes(declaration.refusals.invalidInputCode)
+    ? declaration.refuses
+    : [declaration.refusals.invalidInputCode, ...declaration.refuses]
+  return {
+    ...declaration,
+    refuses,
+    surfaces: { http: true, mcp: true, cli: true, ...declaration.surfaces },
+    runModel: (input) => decodeModel(input).pipe(Effect.flatMap(declaration.run), Effect.flatMap(finish)),
+    runCanonical: (input) => decodeCanonical(input).pipe(Effect.flatMap(declaration.run), Effect.flatMap(finish))
+  }
+}
+
+// -----------------------------------------------------------------------------
+// Groups
+// -----------------------------------------------------------------------------
+
+/**
+ * One domain surface: a list of declarations sharing a refusal codec, an HTTP prefix, an MCP tool
+ * namespace and a CLI word.
+ *
+ * @since 0.1.0 @category models
+ */
+export interface Group<R> {
+  /** Identifier of the HTTP group and OpenAPI tag, e.g. `marketData`. */
+  readonly name: string
+  readonly title: string
+  readonly description: string
+  readonly refusals: Refusal.AnyRefusalCodec
+  readonly operations: ReadonlyArray<AnyOperation<R>>
+  readonly http: {
+    /** Under `/api/v1`, e.g. `/workspaces/:workspace/market-data`. */
+    readonly prefix: `/${string}`
+    /** The `:workspace` segment must be the principal's own workspace. */
+    readonly workspaceScoped: boolean
+    /**
+     * Unknown paths under the prefix answer 404 with the list of operations and this operation's route
+     * as `documentation_url`.
+     */
+    readonly discovery?: string | undefined
+  }
+  /** Tool names are `<prefix>_<namespace>_<operation>` (the namespace is not repeated). */
+  readonly mcp: { readonly namespace: string }
+  readonly cli: { readonly word: string; readonly description: string }
+}
+
+/**
+ * Declares a group.
+ *
+ * @since 0.1.0 @category constructors
+ */
+export const group = <R>(group: Group<R>): Group<R> => group
+
+/**
+ * The prefix of every user-visible name (tool names, command words): `service` unless the host sets its
+ * own.
+ *
+ * @since 0.1.0 @category references
+ */
+export class SurfacePrefix extends Context.Reference<SurfacePrefix>()("@service/core/Operation/SurfacePrefix", {
+  defaultValue: () => "service"
+}) {}
+
+/**
+ * The MCP tool name: `<prefix>_<namespace>_<operation>`, without repeating the namespace when the
+ * operation already starts with it (`market_capabilities` is `service_market_capabilities`).
+ *
+ * @since 0.1.0 @category naming
+ */
+export const toolName = (prefix: string, namespace: string, operation: string): string =>
+  `${prefix}_${namespace}_${operation.startsWith(`${namespace}_`) ? operation.slice(namespace.length + 1) : operation}`
+
+/**
+ * A field's CLI flag name: `scian_codes` is `scian-codes`.
+ *
+ * @since 0.1.0 @category naming
+ */
+export const flagName = (field: string): string => field.replaceAll("_", "-")
+
+/**
+ * The full path of an operation's route under `/api/v1`.
+ *
+ * @since 0.1.0 @category naming
+ */
+export const httpPath = (group: { readonly http: { readonly prefix: string } }, op: { readonly http: HttpBinding }): string =>
+  `/api/v1${group.http.prefix}${op.http.path}`
+
+/**
+ * The command words of an operation: `service market suppliers search`.
+ *
+ * @since 0.1.0 @category naming
+ */
+export const commandWords = (
+  prefix: string,
+  group: { readonly cli: { readonly word: string } },
+  op: { readonly cli: CliBinding }
+): ReadonlyArray<string> => [prefix, group.cli.word, ...op.cli.words]
+
+const exampleValue = (value: unknown): string => {
+  if (Array.isArray(value)) return value.map(String).join(",")
+  if (typeof value === "string") return /^[A-Za-z0-9_./:=,@%+-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`
+  return String(value)
+}
+
+/**
+ * The runnable command line of the capability example.
+ *
+ * @since 0.1.0 @category naming
+ */
+export const cliExample = (
+  prefix: string,
+  group: { readonly cli: { readonly word: string } },
+  op: { readonly cli: CliBinding; readonly capability: CapabilityText }
+): string => {
+  const words: Array<string> = [...commandWords(prefix, group, op)]
+  for (const [key, value] of Object.entries(op.capability.example)) {
+    if (key === op.cli.positional) {
+      words.push(typeof value === "string" && value.startsWith("<") ? `<${flagName(key)}>` : exampleValue(value))
+      continue
+    }
+    const nested = op.cli.nested?.[key]
+    if (nested !== undefined && typeof value === "object" && value !== null) {
+      for (const [inner, flag] of Object.entries(nested)) {
+        const innerValue: unknown = Object.entries(value).find(([k]) => k === inner)?.[1]
+        if (innerValue !== undefined) words.push(`--${flag}`, exampleValue(innerValue))
+      }
+      continue
+    }
+    if (value === true) words.push(`--${flagName(key)}`)
+    else if (value !== false) words.push(`--${flagName(key)}`, exampleValue(value))
+  }
+  return words.join(" ")
+}
+
+/**
+ * The operations of a group served on one surface.
+ *
+ * @since 0.1.0 @category accessors
+ */
+export const servedOn = <R>(group: Group<R>, surface: keyof Surfaces): ReadonlyArray<AnyOperation<R>> =>
+  group.operations.filter((op) => op.surfaces[surface])
+
+// -----------------------------------------------------------------------------
+// Execution: what every transport does with a call
+// -----------------------------------------------------------------------------
+
+/**
+ * A domain refusal, read through the operation's codec.
+ *
+ * @since 0.1.0 @category errors
+ */
+export class Refused extends Data.TaggedError("Refused")<{ readonly described: Refusal.Described }> {}
+
+/** @since 0.1.0 @category models */
+export interface Invocation {
+  readonly principal: Principal
+  readonly entrypoint: "http" | "mcp" | "cli" | "belt"
+  readonly requestId: RequestId
+  readonly input: unknown
+  /** Decode with the canonical input (HTTP) rather than the model-facing one (MCP, CLI). */
+  readonly canonical: boolean
+}
+
+/**
+ * Runs one call the same way on every transport: scope check (any-of), the workspace's rate limit, the
+ * operation (decode, run, encode) with the request context, and one metered unit on success. A failure
+ * the operation's codec does not recognise is a defect.
+ *
+ * @since 0.1.0 @category execution
+ */
+export const execute = <R>(
+  op: AnyOperation<R>,
+  invocation: Invocation
+): Effect.Effect<unknown, Forbidden | RateLimited | Refused, Exclude<R, RequestContext> | Meter | RateLimiter> =>
+  Effect.gen(function*() {
+    const { principal } = invocation
+    yield* requireScope(principal, op.scopes)
+    const limiter = yield* RateLimiter
+    yield* limiter.consume(principal.workspace.id)
+    const run = invocation.canonical ? op.runCanonical : op.runModel
+    const output = yield* run(invocation.input).pipe(
+      Effect.catchAll((failure) => {
+        const described = op.refusals.describe(failure)
+        return described === undefined ? Effect.die(failure) : Effect.fail(new Refused({ described }))
+      }),
+      Effect.provideService(RequestContext, { requestId: invocation.requestId, entrypoint: invocation.entrypoint })
+    )
+    if (op.metered) {
+      const meter = yield* Meter
+      yield* meter.record({ workspaceId: principal.workspace.id, operation: op.name, units: 1 })
+    }
+    return output
+  }).pipe(
+    Effect.annotateLogs({ operation: op.name, requestId: invocation.requestId }),
+    Effect.withSpan(`Operation.${op.name}`, {
+      attributes: { operation: op.name, entrypoint: invocation.entrypoint, "request.id": invocation.requestId }
+    })
+  )

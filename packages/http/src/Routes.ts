@@ -1,0 +1,137 @@
+/**
+ * The route table of the served groups: every HTTP operation with its full path, method, path parameters
+ * and body limit. The handlers, the 404/405 shaping and the early body-limit check all read this one table,
+ * so they agree with the HttpApi built from the same groups.
+ *
+ * @since 0.1.0
+ */
+import * as Operation from "@service/core/Operation"
+
+/**
+ * The body limit of a route that does not declare one.
+ *
+ * @since 0.1.0 @category constants
+ */
+export const defaultMaxBodyBytes = 256 * 1024
+
+/** @since 0.1.0 @category models */
+export interface Route<R> {
+  readonly group: Operation.Group<R>
+  readonly operation: Operation.AnyOperation<R>
+  readonly method: Operation.HttpMethod
+  /** The full path pattern under `/api/v1`, with `:param` segments. */
+  readonly path: string
+  /** Every `:param` of the full path, prefix included. */
+  readonly params: ReadonlyArray<string>
+  /** The body limit, for routes whose input is the body. */
+  readonly maxBodyBytes: number | undefined
+  readonly matches: (pathname: string) => boolean
+}
+
+/** @since 0.1.0 @category models */
+export interface GroupPrefix<R> {
+  readonly group: Operation.Group<R>
+  /** The full prefix pattern, e.g. `/api/v1/workspaces/:workspace/market-data`. */
+  readonly path: string
+  /** Matches a pathname at or under the prefix and returns the values of its parameters. */
+  readonly match: (pathname: string) => Readonly<Record<string, string>> | undefined
+}
+
+/** @since 0.1.0 @category models */
+export interface Table<R> {
+  readonly routes: ReadonlyArray<Route<R>>
+  /** The route serving `method` at `pathname`. */
+  readonly find: (method: string, pathname: string) => Route<R> | undefined
+  /** The methods served at `pathname`, for 405. */
+  readonly methodsAt: (pathname: string) => ReadonlyArray<string>
+  /** The innermost group whose prefix holds `pathname`, with the prefix's parameter values. */
+  readonly groupAt: (pathname: string) =>
+    | { readonly prefix: GroupPrefix<R>; readonly values: Readonly<Record<string, string>> }
+    | undefined
+}
+
+const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\~]/g, "\\$&")
+
+/**
+ * The `:param` names of a path pattern.
+ *
+ * @since 0.1.0 @category paths
+ */
+export const paramsOf = (path: string): ReadonlyArray<string> =>
+  path.split("/").filter((segment) => segment.startsWith(":")).map((segment) => segment.slice(1))
+
+const patternSource = (path: string): string =>
+  path.split("/").map((segment) => (segment.startsWith(":") ? "([^/]+)" : escape(segment))).join("/")
+
+/**
+ * Fills the `:param` segments of a pattern; a parameter without a value keeps its `:param` form.
+ *
+ * @since 0.1.0 @category paths
+ */
+export const fill = (path: string, values: Readonly<Record<string, string>>): string =>
+  path.split("/").map((segment) => {
+    if (!segment.startsWith(":")) return segment
+    const value = values[segment.slice(1)]
+    return value === undefined ? segment : encodeURIComponent(value)
+  }).join("/")
+
+const decodeSegment = (segment: string): string => {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return segment
+  }
+}
+
+/**
+ * Builds the table of the groups' HTTP operations.
+ *
+ * @since 0.1.0 @category constructors
+ */
+export const make = <R>(groups: ReadonlyArray<Operation.Group<R>>): Table<R> => {
+  const routes: Array<Route<R>> = []
+  const prefixes: Array<GroupPrefix<R>> = []
+  for (const group of groups) {
+    const prefixPath = `/api/v1${group.http.prefix}`
+    const prefixParams = paramsOf(prefixPath)
+    const prefixPattern = new RegExp(`^${patternSource(prefixPath)}(?:/|$)`)
+    prefixes.push({
+      group,
+      path: prefixPath,
+      match: (pathname) => {
+        const found = prefixPattern.exec(pathname)
+        if (found === null) return undefined
+        return Object.fromEntries(prefixParams.map((name, i) => [name, decodeSegment(found[i + 1] ?? "")]))
+      }
+    })
+    for (const operation of Operation.servedOn(group, "http")) {
+      const path = Operation.httpPath(group, operation)
+      const pattern = new RegExp(`^${patternSource(path)}/?$`)
+      routes.push({
+        group,
+        operation,
+        method: operation.http.method,
+        path,
+        params: paramsOf(path),
+        maxBodyBytes: operation.http.input.kind === "body"
+          ? operation.http.input.maxBodyBytes ?? defaultMaxBodyBytes
+          : undefined,
+        matches: (pathname) => pattern.test(pathname)
+      })
+    }
+  }
+  // Longest prefix first, so a nested group (a conformance twin) wins over its parent.
+  prefixes.sort((a, b) => b.path.length - a.path.length)
+  return {
+    routes,
+    find: (method, pathname) => routes.find((route) => route.method === method && route.matches(pathname)),
+    methodsAt: (pathname) => [...new Set(routes.filter((route) => route.matches(pathname)).map((route) => route.method))],
+    groupAt: (pathname) => {
+      for (const prefix of prefixes) {
+        const values = prefix.match(pathname)
+        if (values !== undefined) return { prefix, values }
+      }
+      return undefined
+    }
+  }
+}

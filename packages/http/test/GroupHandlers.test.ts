@@ -1,0 +1,119 @@
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServer from "@effect/platform/HttpServer"
+import { assert, it as plain, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Predicate from "effect/Predicate"
+import * as HttpLayer from "../src/HttpLayer.js"
+import * as RawHttp from "./support/RawHttp.js"
+import * as ToyDomain from "./support/ToyDomain.js"
+import * as ToyServer from "./support/ToyServer.js"
+
+const withoutRequestId = (value: unknown): unknown => (Predicate.isRecord(value) ? { ...value, request_id: "" } : value)
+
+const get = (path: string, key = ToyDomain.KEY) =>
+  Effect.flatMap(RawHttp.port, (port) => RawHttp.send(port, { method: "GET", path, headers: { "x-api-key": key } }))
+
+const post = (path: string, body: unknown, key = ToyDomain.KEY) =>
+  Effect.flatMap(RawHttp.port, (port) =>
+    RawHttp.send(port, {
+      method: "POST",
+      path,
+      headers: { "x-api-key": key, "content-type": "application/json" },
+      body: JSON.stringify(body)
+    }))
+
+layer(ToyServer.layer, { excludeTestServices: true })("handlers derived from a group", (it) => {
+  it.effect("reads the input from the body, the query, or the path plus the query", () =>
+    Effect.gen(function*() {
+      const body = yield* post(`${ToyServer.base}/echo`, { text: "hola", mode: "loud" })
+      assert.deepStrictEqual(body.json, { text: "HOLA", count: 1 })
+      const query = yield* get(`${ToyServer.base}/items?prefix=a`)
+      assert.deepStrictEqual(query.json, { items: ["a1", "a2"] })
+      const path = yield* get(`${ToyServer.base}/items/b%201?verbose=yes`)
+      assert.deepStrictEqual(path.json, { item_id: "b 1", verbose: true })
+      assert.match(String(path.headers["x-request-id"]), /^req_/)
+    }))
+
+  it.effect("refuses with the rule's status and the codec block, unknown fields included", () =>
+    Effect.gen(function*() {
+      const gone = yield* get(`${ToyServer.base}/items/gone`)
+      assert.strictEqual(gone.status, 410)
+      assert.deepStrictEqual(gone.json, {
+        statusCode: 410,
+        code: "VALIDATION_FAILED",
+        message: "That item is gone.",
+        request_id: gone.headers["x-request-id"],
+        toy: { code: "gone", why: "That item is gone." }
+      })
+      const busy = yield* post(`${ToyServer.base}/echo`, { text: "busy" })
+      assert.strictEqual(busy.status, 503)
+      const unknownQuery = yield* get(`${ToyServer.base}/items?prefix=a&sql=1`)
+      assert.strictEqual(unknownQuery.status, 400)
+      assert.strictEqual(RawHttp.field(unknownQuery.json, "toy", "field"), "sql")
+      assert.deepStrictEqual(RawHttp.field(unknownQuery.json, "toy", "allowed_values"), ["prefix"])
+      const unknownOnPath = yield* get(`${ToyServer.base}/items/a1?extra=1`)
+      assert.strictEqual(unknownOnPath.status, 400)
+      const outOfRange = yield* post(`${ToyServer.base}/echo`, { text: "x", count: 99 })
+      assert.strictEqual(outOfRange.status, 400)
+      assert.deepStrictEqual(RawHttp.field(outOfRange.json, "toy", "allowed_range"), { minimum: 1, maximum: 10 })
+      const badEnum = yield* get(`${ToyServer.base}/items/a1?verbose=maybe`)
+      assert.deepStrictEqual(RawHttp.field(badEnum.json, "toy", "allowed_values"), ["yes", "no"])
+    }))
+
+  it.effect("a foreign workspace is 404 like a missing one; a missing scope is 403", () =>
+    Effect.gen(function*() {
+      const foreign = yield* get("/api/v1/workspaces/limited/toy/items")
+      assert.strictEqual(foreign.status, 404)
+      assert.deepInclude(foreign.json, { statusCode: 404, code: "NOT_FOUND" })
+      const missing = yield* get("/api/v1/workspaces/nowhere/toy/items")
+      assert.deepStrictEqual(withoutRequestId(foreign.json), withoutRequestId(missing.json))
+      const unscoped = yield* get("/api/v1/workspaces/unscoped/toy/items", ToyDomain.UNSCOPED_KEY)
+      assert.strictEqual(unscoped.status, 403)
+      assert.deepInclude(unscoped.json, { statusCode: 403, code: "FORBIDDEN" })
+      // Groups that are not workspace-scoped have no workspace segment to check.
+      const open = yield* get("/api/v1/toy-open/items")
+      assert.strictEqual(open.status, 200)
+    }))
+
+  it.effect("a full rate window is 429 with Retry-After", () =>
+    Effect.gen(function*() {
+      const statuses: Array<number> = []
+      let last: RawHttp.Answer | undefined
+      for (let i = 0; i < 5; i++) {
+        last = yield* get("/api/v1/workspaces/limited/toy/items", ToyDomain.LIMITED_KEY)
+        statuses.push(last.status)
+      }
+      assert.deepStrictEqual(statuses, [200, 200, 200, 429, 429])
+      assert.strictEqual(last?.headers["retry-after"], "42")
+      assert.deepInclude(last?.json, { statusCode: 429, code: "RATE_LIMITED", retry_after_seconds: 42, limit_per_minute: 3 })
+    }))
+
+  it.effect("a defect is a 500 with a request id and no internals", () =>
+    Effect.gen(function*() {
+      const answer = yield* post(`${ToyServer.base}/echo`, { text: "explode" })
+      assert.strictEqual(answer.status, 500)
+      assert.deepInclude(answer.json, { statusCode: 500, code: "INTERNAL" })
+      assert.notInclude(answer.text, "secret")
+    }))
+})
+
+plain.effect("a host can serve one group alone, through a web handler", () =>
+  Effect.promise(async () => {
+    const { dispose, handler } = HttpApiBuilder.toWebHandler(
+      Layer.mergeAll(HttpLayer.layer([ToyDomain.openGroup]), HttpServer.layerContext).pipe(Layer.provide(ToyDomain.services))
+    )
+    try {
+      const ok = await handler(new Request("http://host/api/v1/toy-open/items?prefix=b", { headers: { "x-api-key": ToyDomain.KEY } }))
+      assert.strictEqual(ok.status, 200)
+      assert.deepStrictEqual(await ok.json(), { items: ["b1"] })
+      const spec: unknown = await (await handler(new Request("http://host/openapi.json"))).json()
+      const paths = RawHttp.field(spec, "paths")
+      assert.deepStrictEqual(Predicate.isRecord(paths) ? Object.keys(paths) : [], ["/api/v1/toy-open/items"])
+      // The other group of the domain is not served.
+      const absent = await handler(new Request("http://host/api/v1/workspaces/demo/toy/items", { headers: { "x-api-key": ToyDomain.KEY } }))
+      assert.strictEqual(absent.status, 404)
+    } finally {
+      await dispose()
+    }
+  }))

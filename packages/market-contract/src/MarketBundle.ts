@@ -1,0 +1,18 @@
+/**
+ * The market-data bundle: the market services over SQL, the warehouse migrations and the market-data
+ * operation group.
+ *
+ * @since 0.1.0
+ */
+import * as Bundle from "@service/core/Bundle"
+import * as MarketMigrations from "@service/market-warehouse/MarketMigrations"
+import * as MarketLayer from "./MarketLayer.js"
+import * as Operations from "./Operations.js"
+
+/** @since 0.1.0 @category bundles */
+export const bundle = Bundle.make({
+  name: "market",
+  layer: MarketLayer.layer,
+  migrations: [MarketMigrations.migrations],
+  groups: [Operations.group]
+})

@@ -1,0 +1,281 @@
+/**
+ * Narrowing of supplier reads, shared by every operation that selects supplier observations (search,
+ * count): the narrowing fields and their schemas, the resolution of each field into SQL conditions with
+ * the normalizations a caller is told about, the filter digest a cursor carries, and the bounded
+ * selectivity probe for a text query that narrows alone.
+ *
+ * @since 0.1.0
+ */
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { Fragment } from "@effect/sql/Statement"
+import { excerpt } from "@service/core/Refusal"
+import { parseRfc } from "@service/market-warehouse/Rfc"
+import { resolveState } from "@service/market-warehouse/States"
+import { foldText } from "@service/market-warehouse/Text"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { createHash } from "node:crypto"
+import { type InterpretedRequest, type Normalization, QueryMode } from "./Envelope.js"
+import { maxPageSize } from "./Limits.js"
+import { type MarketDataRefusal, refuse } from "./MarketError.js"
+
+const TrimmedText = (max: number) =>
+  Schema.String.pipe(
+    Schema.filter((s) => s.trim().length > 0, { message: () => "must not be empty" }),
+    Schema.maxLength(max, { message: () => `must be at most ${max} characters` })
+  )
+
+/** @since 0.1.0 @category schemas */
+export const ScianCode = Schema.String.pipe(
+  Schema.pattern(/^\d{2,6}$/, { message: () => "a SCIAN code is 2 to 6 digits (sector to class)" })
+)
+
+/**
+ * The model-facing narrowing fields.
+ *
+ * @since 0.1.0 @category schemas
+ */
+export const fields = {
+  query: Schema.optional(TrimmedText(200)).annotations({
+    description: "Words to find in names and activity titles (Spanish; accents and case ignored)."
+  }),
+  state: Schema.optional(TrimmedText(64)).annotations({
+    description: "State name, code or common alias (CDMX, Edomex, NL, Jalisco, 14...)."
+  }),
+  scian_codes: Schema.optional(Schema.Array(ScianCode).pipe(Schema.minItems(1), Schema.maxItems(20))).annotations({
+    description: "SCIAN 2023 codes (2 to 6 digits); a shorter code matches every class under it."
+  }),
+  rfc: Schema.optional(TrimmedText(13)).annotations({
+    description: "RFC (12 characters for a company, 13 for a person): strong identity."
+  }),
+  query_mode: Schema.optional(QueryMode).annotations({
+    description: "How query words combine: auto (default: all terms), exact_phrase, all_terms, any_terms."
+  })
+}
+
+/**
+ * The canonical-only field (HTTP): restricting to named sources.
+ *
+ * @since 0.1.0 @category schemas
+ */
+export const canonicalFields = {
+  source_slugs: Schema.optional(Schema.Array(TrimmedText(64)).pipe(Schema.minItems(1), Schema.maxItems(10))).annotations({
+    description: "Restrict to these published sources (canonical HTTP route only; see docs/market-data.md)."
+  })
+}
+
+const NarrowingInput = Schema.Struct({ ...fields, ...canonicalFields })
+
+/** @since 0.1.0 @category models */
+export type NarrowingInput = typeof NarrowingInput.Type
+
+/**
+ * A resolved narrowing.
+ *
+ * @since 0.1.0 @category models
+ */
+export interface Narrowed {
+  /** SQL conditions on `market.supplier_observations o` (snapshot and display licence included). */
+  readonly conditions: ReadonlyArray<Fragment>
+  /** The full-text query, when there are words. */
+  readonly tsquery: Fragment | undefined
+  /** True when words are the only narrowing dimension (the probe applies). */
+  readonly textOnly: boolean
+  readonly query: string | undefined
+  readonly normalizations: ReadonlyArray<Normalization>
+  /** Stable digest of the resolved filters, for cursors. */
+  readonly filterDigest: string
+  /** The request as interpreted, for the envelope (no source identity). */
+  readonly request: Readonly<Record<string, unknown>>
+  readonly queryInterpretation: InterpretedRequest["query_interpretation"] | undefined
+}
+
+const digest = (value: unknown): string =>
+  createHash("sha256").update(JSON.stringify(value)).digest("base64url").slice(0, 22)
+
+/**
+ * Resolves the narrowing fields against the snapshot: refuses a request with no narrowing dimension
+ * (`query_too_broad`), an unknown state, a malformed RFC, unknown sources and queries without searchable
+ * words, and says what it normalized.
+ *
+ * @since 0.1.0 @category narrowing
+ */
+export const narrow = (
+  sql: SqlClient.SqlClient,
+  snapshotId: string,
+  input: NarrowingInput
+): Effect.Effect<Narrowed, MarketDataRefusal> =>
+  Effect.gen(function*() {
+    const normalizations: Array<Normalization> = []
+    const query = input.query?.trim()
+    const hasNarrowing = query !== undefined || input.state !== undefined || input.scian_codes !== undefined ||
+      input.source_slugs !== undefined || input.rfc !== undefined
+    if (!hasNarrowing) {
+      return yield* refuse(
+        "query_too_broad",
+        "A supplier read needs at least one narrowing dimension; the whole market is not offered.",
+        "Add at least one of: query, state, scian_codes, rfc."
+      )
+    }
+
+    // State: any name, code or alias resolves to the INEGI code.
+    let stateCode: string | undefined
+    const recognizedAliases: Array<string> = []
+    if (input.state !== undefined) {
+      const resolved = resolveState(input.state)
+      if (resolved._tag === "Unknown") {
+        return yield* refuse(
+          "unknown_state",
+          `"${input.state}" is not a Mexican state name, code or known alias.`,
+          resolved.suggestions.length > 0
+            ? `Did you mean ${resolved.suggestions.map((s) => `"${s}"`).join(" or ")}? Send that as state.`
+            : "Send a state name (Jalisco), alias (CDMX, Edomex, NL) or INEGI code (01-32).",
+          { field: "state" }
+        )
+      }
+      stateCode = resolved.code
+      if (resolved.name !== input.state) {
+        normalizations.push({
+          field: "state",
+          from: input.state,
+          to: `${resolved.code} ${resolved.name}`,
+          reason: resolved.matchedBy === "alias"
+            ? "recognized state alias"
+            : resolved.matchedBy === "code"
+            ? "INEGI state code"
+            : "state name matched ignoring accents and case"
+        })
+        if (resolved.matchedBy === "alias") recognizedAliases.push(input.state)
+      }
+    }
+
+    let rfc: string | undefined
+    if (input.rfc !== undefined) {
+      const normalized = parseRfc(input.rfc)
+      if (normalized === undefined) {
+        return yield* refuse(
+          "invalid_field_value",
+          `"${input.rfc}" is not a well-formed RFC.`,
+          "An RFC has 12 characters for a company (3 letters, YYMMDD, 3-character homoclave) or 13 for a person (4 letters).",
+          { field: "rfc" }
+        )
+      }
+      if (normalized !== input.rfc) {
+        normalizations.push({ field: "rfc", from: input.rfc, to: normalized, reason: "RFC upper-cased, separators removed" })
+      }
+      rfc = normalized
+    }
+
+    if (input.source_slugs !== undefined) {
+      const known = yield* sql<{ slug: string }>`SELECT slug FROM market.sources WHERE licensed_for_display`.pipe(
+        Effect.orDie
+      )
+      const unknown = input.source_slugs.filter((s) => !known.some((k) => k.slug === s))
+      if (unknown.length > 0) {
+        return yield* refuse(
+          "unknown_filter_value",
+          `source_slugs names ${unknown.length} source(s) that are not published for display.`,
+          "Use the source slugs listed in the operator documentation (docs/market-data.md), or drop source_slugs.",
+          { field: "source_slugs" }
+        )
+      }
+    }
+
+    const requestedMode: QueryMode | null = input.query_mode ?? null
+    const appliedMode: QueryMode = requestedMode === null || requestedMode === "auto" ? "all_terms" : requestedMode
+    const tsquery = query === undefined
+      ? undefined
+      : appliedMode === "exact_phrase"
+      ? sql`phraseto_tsquery('market.es', ${query})`
+      : appliedMode === "any_terms"
+      ? sql`replace(plainto_tsquery('market.es', ${query})::text, '&', '|')::tsquery`
+      : sql`plainto_tsquery('market.es', ${query})`
+    if (tsquery !== undefined) {
+      const probe = yield* sql<{ empty: boolean }>`SELECT numnode(${tsquery}) = 0 AS empty`.pipe(Effect.orDie)
+      if (probe[0]?.empty === true) {
+        return yield* refuse(
+          "invalid_field_value",
+          "The query holds no searchable words (only very common words or punctuation).",
+          "Use distinctive words such as a name or an activity (\"cantera\", \"minera\").",
+          { field: "query" }
+        )
+      }
+    }
+
+    const scianCodes = input.scian_codes === undefined ? undefined : [...new Set(input.scian_codes)].sort()
+    const sourceSlugs = input.source_slugs === undefined ? undefined : [...input.source_slugs].sort()
+    const filters = {
+      query: query ?? null,
+      mode: query === undefined ? null : appliedMode,
+      state: stateCode ?? null,
+      scian_codes: scianCodes ?? null,
+      rfc: rfc ?? null,
+      source_slugs: sourceSlugs ?? null
+    }
+    const conditions = [
+      sql`o.snapshot_id = ${snapshotId}`,
+      sql`o.source_slug IN (SELECT slug FROM market.sources WHERE licensed_for_display)`,
+      ...(stateCode === undefined ? [] : [sql`o.state_code = ${stateCode}`]),
+      ...(rfc === undefined ? [] : [sql`o.rfc = ${rfc}`]),
+      ...(scianCodes === undefined ? [] : [sql.or(scianCodes.map((code) => sql`o.scian_code LIKE ${`${code}%`}`))]),
+      ...(sourceSlugs === undefined ? [] : [sql`o.source_slug IN ${sql.in(sourceSlugs)}`]),
+      ...(tsquery === undefined ? [] : [sql`o.search_tsv @@ ${tsquery}`])
+    ]
+    const filterNames = [
+      ...(stateCode === undefined ? [] : ["state"]),
+      ...(scianCodes === undefined ? [] : ["scian_codes"]),
+      ...(rfc === undefined ? [] : ["rfc"]),
+      ...(sourceSlugs === undefined ? [] : ["source_slugs"])
+    ]
+    return {
+      conditions,
+      tsquery,
+      textOnly: query !== undefined && filterNames.length === 0,
+      query,
+      normalizations,
+      filterDigest: digest(filters),
+      request: {
+        ...(query === undefined ? {} : { query }),
+        ...(stateCode === undefined ? {} : { state: stateCode }),
+        ...(scianCodes === undefined ? {} : { scian_codes: scianCodes }),
+        ...(rfc === undefined ? {} : { rfc }),
+        // Source identifiers never leave the layer, not even echoed back.
+        ...(sourceSlugs === undefined ? {} : { source_filter: { sources: sourceSlugs.length } })
+      },
+      queryInterpretation: query === undefined ? undefined : {
+        requested_mode: requestedMode,
+        applied_mode: appliedMode,
+        normalized_terms: foldText(query).split(" ").filter((t) => t.length > 0),
+        recognized_state_aliases: recognizedAliases,
+        filters: filterNames,
+        warning: requestedMode === null ? "auto mode: every word must match (Spanish stemming, accents ignored)" : null
+      }
+    }
+  })
+
+/**
+ * The bounded selectivity probe: a text query that narrows alone may match at most one page; it reads at
+ * most one row more than the page maximum. Returns the rows it examined.
+ *
+ * @since 0.1.0 @category narrowing
+ */
+export const probeSelectivity = (
+  sql: SqlClient.SqlClient,
+  narrowed: Narrowed
+): Effect.Effect<number, MarketDataRefusal> =>
+  Effect.gen(function*() {
+    if (!narrowed.textOnly) return 0
+    const probe = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM (
+        SELECT 1 FROM market.supplier_observations o WHERE ${sql.and(narrowed.conditions)} LIMIT ${maxPageSize + 1}) t`.pipe(
+      Effect.orDie
+    )
+    const matched = probe[0]?.n ?? 0
+    if (matched > maxPageSize) {
+      return yield* refuse(
+        "query_not_selective",
+        `The words "${excerpt(narrowed.query ?? "")}" alone match more observations than one page can hold.`,
+        "Keep the words and add a structured filter (state, scian_codes or rfc), or use more specific words."
+      )
+    }
+    return matched
+  })

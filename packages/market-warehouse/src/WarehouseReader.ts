@@ -1,0 +1,72 @@
+/**
+ * The read port of the warehouse: the narrow view a reader of published market data needs (the contract's
+ * operations, the research belt), and nothing of loading or publishing. Every read resolves the active
+ * publication first (the corpus basis of an answer: snapshot id, publication time, freshness bound), then
+ * reads the coverage computed when that snapshot was published.
+ *
+ * @since 0.1.0
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Option from "effect/Option"
+import type { EvidenceCategory } from "./EvidenceCategory.js"
+import type { RecordKind } from "./internal/kinds.js"
+import * as Publications from "./internal/publications.js"
+
+/** @since 0.1.0 @category models */
+export type { RecordKind } from "./internal/kinds.js"
+
+/**
+ * The one snapshot reads are served from: what an answer reports as its corpus basis.
+ *
+ * @since 0.1.0 @category models
+ */
+export interface Publication {
+  readonly snapshotId: string
+  readonly publishedAt: Date
+  /** How long after `publishedAt` the publication stays fresh; null when it has no bound. */
+  readonly freshForSeconds: number | null
+}
+
+/**
+ * Coverage of one source and record kind in a published snapshot. Rows of sources not licensed for display
+ * are counted in `rowCount` but not in `visibleRows`.
+ *
+ * @since 0.1.0 @category models
+ */
+export interface SourceCoverage {
+  readonly sourceSlug: string
+  readonly recordKind: RecordKind
+  readonly evidenceCategory: EvidenceCategory
+  readonly licensedForDisplay: boolean
+  readonly rowCount: number
+  readonly visibleRows: number
+  readonly oldestRetrieval: string | null
+  readonly newestRetrieval: string | null
+}
+
+/** @since 0.1.0 @category tags */
+export class WarehouseReader extends Context.Tag("@service/market-warehouse/WarehouseReader")<
+  WarehouseReader,
+  {
+    /** The active publication, or none before anything is published. */
+    readonly active: Effect.Effect<Option.Option<Publication>>
+    /** Coverage per source and record kind of a published snapshot. */
+    readonly coverage: (snapshotId: string) => Effect.Effect<ReadonlyArray<SourceCoverage>>
+  }
+>() {}
+
+/** @since 0.1.0 @category constructors */
+export const make: Effect.Effect<Context.Tag.Service<WarehouseReader>, never, SqlClient.SqlClient> = Effect.map(
+  SqlClient.SqlClient,
+  (sql) =>
+    WarehouseReader.of({
+      active: Publications.active(sql),
+      coverage: (snapshotId) => Publications.coverage(sql, snapshotId)
+    })
+)
+
+/** @since 0.1.0 @category layers */
+export const layer: Layer.Layer<WarehouseReader, never, SqlClient.SqlClient> = Layer.effect(WarehouseReader, make)

@@ -1,0 +1,13 @@
+import { describe } from "@effect/vitest"
+import * as Conformance from "@service/conformance"
+import * as MarketOperations from "@service/market-contract/Operations"
+import * as TestDatabase from "@service/storage/TestDatabase"
+import { harness } from "./support/Harness.js"
+
+// The shared conformance suite over MCP with the 1.x (@modelcontextprotocol/sdk, 2025-11-25) client. One file per client
+// generation, so each file builds one database per target.
+for (const target of TestDatabase.targets()) {
+  describe(`${target.name}, client 1.x (@modelcontextprotocol/sdk, 2025-11-25)`, () => {
+    Conformance.suite({ surface: "mcp", groups: [MarketOperations.group], harness: harness(target, "1.x") })
+  })
+}
