@@ -245,9 +245,12 @@ for (const database of TestDatabase.targets()) {
       it.effect("the binary: usage 2, denied 4, unreachable 5, each on stderr without colour", () =>
         Effect.gen(function*() {
           const { baseUrl } = yield* Target
-          const usage = yield* spawn(["market", "suppliers", "count"])
+          const usage = yield* spawn(["market", "suppliers", "frobnicate"])
           assert.strictEqual(usage.code, EXIT.usage, usage.stderr)
-          assert.include(usage.stderr, "Use one of: search, get.")
+          const supplierCommands = MarketOperations.group.operations
+            .filter((op) => op.surfaces.cli && op.cli.words[0] === "suppliers")
+            .map((op) => op.cli.words[1])
+          assert.include(usage.stderr, `Use one of: ${supplierCommands.join(", ")}.`)
           const denied = yield* spawn(["market", "capabilities"], { SERVICE_BASE_URL: baseUrl })
           assert.strictEqual(denied.code, EXIT.denied, denied.stderr)
           const unreachable = yield* spawn([...connection("http://127.0.0.1:9"), "market", "capabilities"])

@@ -2,6 +2,8 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import { assert, layer } from "@effect/vitest"
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client"
 import { Crypto } from "@service/core/Crypto"
+import * as Operation from "@service/core/Operation"
+import * as MarketOperations from "@service/market-contract/Operations"
 import { forbiddenValues } from "@service/market-contract/ProjectionAudit"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Context from "effect/Context"
@@ -117,7 +119,7 @@ for (const target of TestDatabase.targets()) {
         const { tools } = yield* Effect.promise(() => client.listTools())
         assert.deepStrictEqual(
           tools.map((t) => t.name).sort(),
-          ["service_market_capabilities", "service_market_get_supplier", "service_market_search_suppliers"]
+          Operation.servedOn(MarketOperations.group, "mcp").map((op) => Operation.toolName("service", "market", op.name)).sort()
         )
         for (const tool of tools) assert.strictEqual(tool.annotations?.readOnlyHint, true)
 

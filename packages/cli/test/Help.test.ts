@@ -7,6 +7,12 @@ import * as MarketOperations from "@service/market-contract/Operations"
 import * as Effect from "effect/Effect"
 import { ExitCode } from "../src/Failure.js"
 import { runFake } from "./support/Run.js"
+
+// The commands under `market suppliers`, read from the declarations.
+const supplierCommands = MarketOperations.group.operations
+  .filter((op) => op.surfaces.cli && op.cli.words[0] === "suppliers")
+  .map((op) => op.cli.words[1])
+  .join(", ")
 import * as Toy from "./support/ToyGroup.js"
 
 const groups = [MarketOperations.group, Toy.group]
@@ -111,7 +117,7 @@ describe("Help", () => {
       const [args, level, choices] of [
         [["markt"], "service", "market, toy"],
         [["market", "supplier", "search"], "service market", "capabilities, suppliers"],
-        [["market", "suppliers", "count"], "service market suppliers", "search, get"],
+        [["market", "suppliers", "frobnicate"], "service market suppliers", supplierCommands],
         [["--api-key", "k", "toy", "things", "delete"], "service toy things", "aggregate, get, list"]
       ] as const
     ) {

@@ -184,7 +184,11 @@ for (const target of TestDatabase.targets()) {
     it.effect("capabilities: operations, observed values stamped with the corpus basis, facets", () =>
       Effect.gen(function*() {
         const envelope = yield* Operations.marketCapabilities.run({ facets: "states" })
-        assert.deepStrictEqual(envelope.results.operations.map((o) => o.operation), ["market_capabilities", "search_suppliers", "get_supplier"])
+        assert.deepStrictEqual(
+          envelope.results.operations.map((o) => o.operation),
+          Operations.group.operations.filter((op) => op.surfaces.mcp).map((op) => op.name)
+        )
+        assert.includeMembers(envelope.results.operations.map((o) => o.operation), ["market_capabilities", "search_suppliers", "get_supplier"])
         const states = envelope.results.observedValues.states
         assert.isDefined(states)
         assert.strictEqual(states?.corpusBasis.snapshotId, envelope.corpusBasis.snapshotId)

@@ -299,18 +299,15 @@ for (const target of TestDatabase.targets()) {
       Effect.gen(function*() {
         const web = yield* handlerWith({ prefix: "acme" })
         const client = yield* connect("2.x modern", web, yield* principalWith(["market_data:read"]))
-        assert.deepStrictEqual(client.tools.map((tool) => tool.name).sort(), [
-          "acme_market_capabilities",
-          "acme_market_get_supplier",
-          "acme_market_search_suppliers"
-        ])
+        const served = Operation.servedOn(Operations.group, "mcp").map((op) => Operation.toolName("acme", "market", op.name))
+        assert.deepStrictEqual(client.tools.map((tool) => tool.name).sort(), [...served].sort())
         const capabilities = decode(
           Schema.Struct({ structuredContent: CapabilitiesResult }),
           { structuredContent: (yield* client.call("acme_market_capabilities", {})).structuredContent }
         )
         assert.deepStrictEqual(
           capabilities.structuredContent.results.operations.map((op) => op.mcpTool),
-          ["acme_market_capabilities", "acme_market_search_suppliers", "acme_market_get_supplier"]
+          served
         )
       }))
 
