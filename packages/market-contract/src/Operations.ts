@@ -23,6 +23,12 @@ import { type Facet, facets as allFacets, MarketData, type ObservedValue } from 
 import { defaultPageSize, maxPageSize } from "./Limits.js"
 import { codec, type MarketDataRefusal, refuse } from "./MarketError.js"
 import {
+  countSuppliers as countSuppliers_,
+  CountSuppliersEnvelope,
+  CountSuppliersInput,
+  CountSuppliersModelInput
+} from "./SupplierCount.js"
+import {
   GetSupplierInput,
   SearchSuppliersInput,
   SearchSuppliersModelInput,
@@ -63,6 +69,29 @@ export const searchSuppliers = Operation.make({
     example: { state: "Zacatecas", scian_codes: ["212"], limit: 5 }
   },
   run: (input) => Effect.flatMap(MarketData, (market) => market.searchSuppliers(input))
+})
+
+/** @since 0.1.0 @category operations */
+export const countSuppliers = Operation.make({
+  name: "count_suppliers",
+  title: "Count supplier observations",
+  description:
+    "The exact number of published supplier observations matching the same narrowing as search_suppliers. Counts observations, not companies; never an estimate.",
+  ...market,
+  http: { method: "POST", path: "/suppliers/count", input: { kind: "body" } },
+  cli: { words: ["suppliers", "count"] },
+  input: CountSuppliersInput,
+  modelInput: CountSuppliersModelInput,
+  output: CountSuppliersEnvelope,
+  refuses: ["query_too_broad", "query_not_selective", "unknown_state", "invalid_field_value", "unknown_filter_value", "market_data_timeout", "serving_projection_unavailable", "serving_projection_stale"],
+  metered: true,
+  paginates: false,
+  capability: {
+    question: "How many published observations of organizations or establishments match a state, activity, name or RFC?",
+    requires: "At least one of query, state, scian_codes, rfc (a query alone must be selective). Exact, or refused with market_data_timeout.",
+    example: { state: "Zacatecas", scian_codes: ["212"] }
+  },
+  run: countSuppliers_
 })
 
 /** @since 0.1.0 @category operations */
@@ -234,7 +263,12 @@ export const coverage = Operation.make({
  *
  * @since 0.1.0 @category operations
  */
-export const operations: ReadonlyArray<Operation.AnyOperation<Requirements>> = [marketCapabilities, searchSuppliers, getSupplier]
+export const operations: ReadonlyArray<Operation.AnyOperation<Requirements>> = [
+  marketCapabilities,
+  searchSuppliers,
+  getSupplier,
+  countSuppliers
+]
 
 /**
  * The market-data group: every declaration, HTTP and discovery routes included.
