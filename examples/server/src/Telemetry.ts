@@ -12,7 +12,6 @@
  * @since 0.1.0
  */
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import * as Otlp from "@effect/opentelemetry/Otlp"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
@@ -73,6 +72,8 @@ export const layer: Layer.Layer<never, ConfigError.ConfigError> = Layer.unwrapEf
       headers: Option.match(settings.headers, { onNone: () => ({}), onSome: (h) => parseHeaders(Redacted.value(h)) })
     }
     yield* Effect.logInfo(`Exporting traces, metrics and logs to ${settings.endpoint.value} (${settings.protocol})`)
+    // Loaded only when exporting, so a start without telemetry does not pay for it.
+    const Otlp = yield* Effect.promise(() => import("@effect/opentelemetry/Otlp"))
     const exporter = settings.protocol === "http/json" ? Otlp.layerJson(options) : Otlp.layerProtobuf(options)
     return exporter.pipe(Layer.provide(FetchHttpClient.layer))
   })
