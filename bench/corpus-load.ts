@@ -15,12 +15,11 @@
 // Then it publishes the snapshot (Corpus.publish analyzes the tables, counts awards per procedure, computes
 // coverage) and reports sizes.
 // The database is dropped at the end unless --keep is given.
-import * as CoreMigrations from "@service/core/CoreMigrations"
+import * as App from "@service/app/App"
 import { Crypto } from "@service/core/Crypto"
 import * as Corpus from "@service/market-warehouse/Corpus"
 import * as Generator from "@service/market-warehouse/Generator"
 import { parseContext } from "@service/market-warehouse/Loader"
-import * as MarketMigrations from "@service/market-warehouse/MarketMigrations"
 import * as Database from "@service/storage/Database"
 import * as Migrations from "@service/storage/Migrations"
 import * as Effect from "effect/Effect"
@@ -227,7 +226,7 @@ const main = async () => {
       Layer.provideMerge(Database.layerPgWith({ url: Redacted.make(benchUrl) }))
     )
     const program = Effect.gen(function*() {
-      yield* Migrations.run([CoreMigrations.migrations, MarketMigrations.migrations])
+      yield* Migrations.run(App.migrations)
       const profileStarted = performance.now()
       const profile = yield* Generator.deriveProfile
       const profileSeconds = (performance.now() - profileStarted) / 1000

@@ -15,7 +15,6 @@ import * as App from "@service/app/App"
 import * as Format from "@service/cli/Format"
 import * as InProcess from "@service/cli/InProcess"
 import { Crypto } from "@service/core/Crypto"
-import * as AppLayer from "@service/example-server/AppLayer"
 import { ensureDemo } from "@service/example-server/Bootstrap"
 import * as Server from "@service/example-server/Server"
 import * as MarketOperations from "@service/market-contract/Operations"
@@ -112,7 +111,7 @@ for (const database of TestDatabase.targets()) {
   const Env = target.pipe(
     Layer.provideMerge(Server.layer({ port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(prepared),
-    Layer.provideMerge(AppLayer.make(database.layer, Crypto.layerTest)),
+    Layer.provideMerge(App.layer(database.layer, Crypto.layerTest)),
     Layer.provideMerge(NodeHttpClient.layerUndici)
   )
 

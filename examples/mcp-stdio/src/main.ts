@@ -14,24 +14,17 @@
  * @since 0.1.0
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as App from "@service/app/App"
 import * as Accounts from "@service/core/Accounts"
 import * as LocalKeys from "@service/core/LocalKeys"
 import { Authenticator } from "@service/core/Authenticator"
-import * as CoreMigrations from "@service/core/CoreMigrations"
 import { WorkspaceSlug } from "@service/core/Ids"
-import * as Meter from "@service/core/Meter"
-import * as RateLimiter from "@service/core/RateLimiter"
-import * as DemoLoad from "@service/example-server/DemoLoad"
-import * as MarketLayer from "@service/market-contract/MarketLayer"
-import * as MarketMigrations from "@service/market-warehouse/MarketMigrations"
-import * as MarketOperations from "@service/market-contract/Operations"
+import * as DemoLoad from "@service/market-warehouse/DemoLoad"
 import * as McpHandler from "@service/mcp/McpHandler"
 import * as Database from "@service/storage/Database"
-import * as Migrations from "@service/storage/Migrations"
 import * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
@@ -93,20 +86,11 @@ const program = Effect.gen(function*() {
   yield* Effect.forkScoped(loadDemoCorpus)
   yield* Effect.logInfo(`Serving MCP on stdio for workspace ${principal.workspace.slug}`)
   // Every call is scope-checked, rate-limited and metered like on HTTP (core.usage, core.rate_windows).
-  yield* McpHandler.serveStdio({ ...serverInfo, principal, groups: [MarketOperations.group] }).pipe(
-    Effect.provide(Layer.mergeAll(Meter.layerSql, RateLimiter.layerSql))
-  )
+  yield* McpHandler.serveStdio({ ...serverInfo, principal, groups: App.groups })
 })
 
-// The database is migrated while it is built, so nothing reads it before its schema exists.
-const DatabaseLive = Migrations.layer([CoreMigrations.migrations, MarketMigrations.migrations]).pipe(
-  Layer.provideMerge(Database.layerFromConfig)
-)
-
-const AppLive = Layer.mergeAll(MarketLayer.layer, Accounts.layerSql).pipe(
-  Layer.provideMerge(LocalKeys.layer),
-  Layer.provideMerge(DatabaseLive)
-)
+// The composition root every runtime shares; the database is migrated while it is built.
+const AppLive = App.layer(Database.layerFromConfig, LocalKeys.layer)
 
 const describe = (error: unknown): string =>
   typeof error === "object" && error !== null && "message" in error && typeof error.message === "string" && error.message.length > 0

@@ -4,19 +4,15 @@
  *
  * @since 0.1.0
  */
-import * as Accounts from "@service/core/Accounts"
-import * as CoreMigrations from "@service/core/CoreMigrations"
+import * as App from "@service/app/App"
 import type { Crypto } from "@service/core/Crypto"
 import { withFreshRequest } from "@service/core/RequestContext"
 import * as DemoCorpus from "@service/market-warehouse/DemoCorpus"
-import * as MarketLayer from "@service/market-contract/MarketLayer"
-import * as MarketMigrations from "@service/market-warehouse/MarketMigrations"
 import * as Operations from "@service/market-contract/Operations"
 import * as Projection from "@service/market-contract/Projection"
 import { type BeltEntry, ResearchBelt } from "@service/market-contract/ResearchBelt"
 import * as ResearchBeltLayer from "@service/market-contract/ResearchBelt"
 import type * as Database from "@service/storage/Database"
-import * as Migrations from "@service/storage/Migrations"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
@@ -28,7 +24,7 @@ export interface ResearchReport {
 }
 
 /**
- * The belt's layers over a database and a Crypto layer: migrations, market services, the belt projection.
+ * The belt's layers over a database and a Crypto layer: the application (`App.layer`) and the belt projection.
  *
  * @since 0.1.0 @category layers
  */
@@ -37,10 +33,8 @@ export const layer = <E1, E2>(
   crypto: Layer.Layer<Crypto, E2>
 ) =>
   ResearchBeltLayer.layer.pipe(
-    Layer.provideMerge(Layer.mergeAll(MarketLayer.layer, Accounts.layerSql, Projection.layerResearchBelt)),
-    Layer.provideMerge(Migrations.layer([CoreMigrations.migrations, MarketMigrations.migrations])),
-    Layer.provideMerge(crypto),
-    Layer.provideMerge(database)
+    Layer.provideMerge(Projection.layerResearchBelt),
+    Layer.provideMerge(App.layer(database, crypto))
   )
 
 /**

@@ -4,18 +4,15 @@
  *
  * @since 0.1.0
  */
+import * as App from "@service/app/App"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Authenticator, type PresentedCredential } from "@service/core/Authenticator"
-import * as Meter from "@service/core/Meter"
-import * as RateLimiter from "@service/core/RateLimiter"
 import * as RequestId from "@service/http/RequestId"
-import * as MarketOperations from "@service/market-contract/Operations"
 import * as McpHandler from "@service/mcp/McpHandler"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 
@@ -32,10 +29,7 @@ const credentialOf = (headers: Readonly<Record<string, string | undefined>>): Op
 export const layer = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const authenticator = yield* Authenticator
-    const mcp = yield* McpHandler.makeWebHandler({ name: "service", version: "0.1.0", groups: [MarketOperations.group] }).pipe(
-      // Every tool call (each call of a batch too) is rate-limited and metered like a REST call.
-      Effect.provide(Layer.mergeAll(Meter.layerSql, RateLimiter.layerSql))
-    )
+    const mcp = yield* McpHandler.makeWebHandler({ name: "service", version: "0.1.0", groups: App.groups })
     yield* Effect.addFinalizer(() => Effect.promise(() => mcp.close()))
     const app = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest

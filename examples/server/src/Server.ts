@@ -7,11 +7,9 @@
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import * as Meter from "@service/core/Meter"
-import * as RateLimiter from "@service/core/RateLimiter"
+import * as App from "@service/app/App"
 import * as Health from "@service/http/Health"
 import * as HttpLayer from "@service/http/HttpLayer"
-import * as MarketOperations from "@service/market-contract/Operations"
 import * as Projection from "@service/market-contract/Projection"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -20,13 +18,11 @@ import * as McpRoute from "./McpRoute.js"
 import * as ServerReadiness from "./ServerReadiness.js"
 
 /**
- * Everything the server mounts on the `HttpApiBuilder` router. Needs the domain services (see AppLayer).
+ * Everything the server mounts on the `HttpApiBuilder` router. Needs the domain services (`App.layer`).
  *
  * @since 0.1.0 @category layers
  */
-export const routes = Layer.mergeAll(McpRoute.layer, Health.layer, HttpLayer.layer([MarketOperations.group])).pipe(
-  // Every REST call is rate-limited and metered (core.usage, core.rate_windows), like each MCP tool call.
-  Layer.provide(Layer.mergeAll(Meter.layerSql, RateLimiter.layerSql)),
+export const routes = Layer.mergeAll(McpRoute.layer, Health.layer, HttpLayer.layer(App.groups)).pipe(
   Layer.provide(Projection.layerAbstracted),
   Layer.provide(ServerReadiness.layer)
 )
@@ -42,7 +38,7 @@ export const routes = Layer.mergeAll(McpRoute.layer, Health.layer, HttpLayer.lay
 export const nodeServer = () => createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000 })
 
 /**
- * Serves the API on a port (0 picks a free one). Needs the domain services (see AppLayer).
+ * Serves the API on a port (0 picks a free one). Needs the domain services (`App.layer`).
  *
  * @since 0.1.0 @category layers
  */

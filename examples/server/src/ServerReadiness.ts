@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as App from "@service/app/App"
 import * as Health from "@service/http/Health"
 import { Corpus } from "@service/market-warehouse/Corpus"
 import * as Database from "@service/storage/Database"
@@ -15,7 +16,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
-import { migrationSets } from "./AppLayer.js"
 
 /**
  * How the background corpus load is doing, in words (none when nothing is loading).
@@ -49,7 +49,7 @@ export const checks: Effect.Effect<
   }
   const migrations: Health.Check = {
     name: "migrations",
-    run: Effect.map(Migrations.pending(migrationSets), (pending) => ({
+    run: Effect.map(Migrations.pending(App.migrations), (pending) => ({
       ready: pending.length === 0,
       detail: pending.length === 0 ? "all applied" : `not applied: ${pending.join(", ")}`
     })).pipe(Effect.provideService(SqlClient.SqlClient, sql))

@@ -5,8 +5,10 @@
  *
  * @since 0.1.0
  */
+import * as App from "@service/app/App"
 import * as LocalKeys from "@service/core/LocalKeys"
 import { Corpus } from "@service/market-warehouse/Corpus"
+import * as DemoLoad from "@service/market-warehouse/DemoLoad"
 import * as Database from "@service/storage/Database"
 import * as Console from "effect/Console"
 import * as Deferred from "effect/Deferred"
@@ -16,9 +18,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import * as NodePath from "node:path"
-import * as AppLayer from "./AppLayer.js"
 import { DEMO_KEY_FILE_NAME, ensureDemo } from "./Bootstrap.js"
-import * as DemoLoad from "./DemoLoad.js"
 import type * as Listener from "./Listener.js"
 import * as Server from "./Server.js"
 import { CorpusProgress } from "./ServerReadiness.js"
@@ -47,7 +47,7 @@ export const run = ({ app, base, demoKey, phase }: Options) =>
     const dataDir = yield* Database.dataDirConfig
     const progress = yield* Ref.make(Option.none<string>())
     const services = yield* Layer.build(
-      AppLayer.make(Database.layerFromConfig, LocalKeys.layer).pipe(
+      App.layer(Database.layerFromConfig, LocalKeys.layer).pipe(
         Layer.provideMerge(Layer.succeed(CorpusProgress, progress))
       )
     )

@@ -15,9 +15,9 @@ import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { request as httpRequest } from "node:http"
-import * as AppLayer from "../src/AppLayer.js"
+import * as App from "@service/app/App"
 import { ensureDemo } from "../src/Bootstrap.js"
-import * as DemoLoad from "../src/DemoLoad.js"
+import * as DemoLoad from "@service/market-warehouse/DemoLoad"
 import * as Server from "../src/Server.js"
 
 const KEY = "svc_key_server_e2e_0123456789abcdef"
@@ -93,7 +93,7 @@ const tamper = (value: string): string => {
 // One server per database target, shared by the tests of this file. No wall-clock budget: a loaded machine
 // makes the corpus load and the searches slower, not wrong.
 for (const target of TestDatabase.targets()) {
-  const services = AppLayer.make(target.layer, Crypto.layerTest)
+  const services = App.layer(target.layer, Crypto.layerTest)
   const Env = running.pipe(
     Layer.provideMerge(Server.layer({ port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(prepared),

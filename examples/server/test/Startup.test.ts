@@ -11,8 +11,8 @@ import * as NodeNet from "node:net"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
-import * as AppLayer from "../src/AppLayer.js"
-import * as DemoLoad from "../src/DemoLoad.js"
+import * as App from "@service/app/App"
+import * as DemoLoad from "@service/market-warehouse/DemoLoad"
 import * as Server from "../src/Server.js"
 
 // Hang guards only: every step waits for a line the server prints, never for a fixed time.
@@ -105,7 +105,7 @@ const get = (url: string) =>
 const stderrLines = (server: ServerProcess) => server.stderr.split("\n").filter((line) => line.trim().length > 0)
 
 // In-process and listening: /ready is 503 naming the publication until the demo corpus is published, then 200.
-const services = AppLayer.make(TestDatabase.pglite.layer, Crypto.layerTest)
+const services = App.layer(TestDatabase.pglite.layer, Crypto.layerTest)
 const Env = Server.layer({ port: 0, host: "127.0.0.1" }).pipe(Layer.provideMerge(services))
 
 layer(Env, { timeout: "180 seconds", excludeTestServices: true })("probes", (it) => {

@@ -16,13 +16,12 @@
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
-import * as CoreMigrations from "@service/core/CoreMigrations"
+import * as App from "@service/app/App"
 import * as LocalKeys from "@service/core/LocalKeys"
 import * as Catalogs from "@service/market-warehouse/Catalogs"
 import { Corpus } from "@service/market-warehouse/Corpus"
 import * as Generator from "@service/market-warehouse/Generator"
 import * as Loader from "@service/market-warehouse/Loader"
-import * as MarketMigrations from "@service/market-warehouse/MarketMigrations"
 import * as Parsers from "@service/market-warehouse/Parsers"
 import * as WarehouseLayer from "@service/market-warehouse/WarehouseLayer"
 import * as Database from "@service/storage/Database"
@@ -36,10 +35,10 @@ import * as Failure from "./Failure.js"
 import * as Format from "./Format.js"
 import * as Progress from "./Progress.js"
 
-/** The warehouse services over the configured database, migrated. @since 0.1.0 @category layers */
+/** The warehouse services over the configured database, migrated with every bundle's migrations. @since 0.1.0 @category layers */
 export const layer = WarehouseLayer.layer.pipe(
   Layer.provideMerge(LocalKeys.layer),
-  Layer.provideMerge(Migrations.layer([CoreMigrations.migrations, MarketMigrations.migrations])),
+  Layer.provideMerge(Migrations.layer(App.migrations)),
   Layer.provideMerge(Database.layerFromConfig)
 )
 
