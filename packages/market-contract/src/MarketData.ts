@@ -26,12 +26,8 @@ import {
   SCHEMA_VERSION,
   type SemanticWarning
 } from "./Envelope.js"
-import { CONTRACT_VERSION, type CursorPayload, openCursor, openRecordRef, sealCursor, sealRecordRef } from "./internal/refs.js"
-import { decodeSupplierRows, SUPPLIER_COLUMNS, type SupplierDbRow } from "./internal/supplierRows.js"
-import { defaultPageSize } from "./Limits.js"
+import { CONTRACT_VERSION } from "./internal/refs.js"
 import { type MarketDataRefusal, refuse } from "./MarketError.js"
-import { narrow, probeSelectivity } from "./SupplierNarrowing.js"
-import type { GetSupplierInput, SearchSuppliersInput, SupplierRow } from "./Suppliers.js"
 
 /** @since 0.1.0 @category models */
 export interface EnvelopeOf<R> {
@@ -95,12 +91,6 @@ export const facets: ReadonlyArray<Facet> = ["states", "scian_codes", "evidence_
 export class MarketData extends Context.Tag("@service/market-contract/MarketData")<
   MarketData,
   {
-    readonly searchSuppliers: (
-      input: SearchSuppliersInput
-    ) => Effect.Effect<EnvelopeOf<ReadonlyArray<SupplierRow>>, MarketDataRefusal, RequestContext>
-    readonly getSupplier: (
-      input: GetSupplierInput
-    ) => Effect.Effect<EnvelopeOf<SupplierRow>, MarketDataRefusal, RequestContext>
     /** Corpus-observed value lists, each read from the active publication. */
     readonly observedValues: (
       requested: ReadonlyArray<Facet>
@@ -124,6 +114,8 @@ export class MarketData extends Context.Tag("@service/market-contract/MarketData
     readonly sql: SqlClient.SqlClient
     /** Builds the envelope around results a query module computed. */
     readonly envelope: <R>(parts: EnvelopeParts<R>) => Effect.Effect<EnvelopeOf<R>, never, RequestContext>
+    /** Gives an effect the service's Crypto (record refs and cursors are sealed with it). */
+    readonly provideCrypto: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, Exclude<R, Crypto>>
   }
 >() {}
 
@@ -164,18 +156,13 @@ const allCategories: ReadonlyArray<EvidenceCategory> = [
   "authorization_or_permit"
 ]
 
-const observationWarning: SemanticWarning = {
-  code: "observation_not_company",
-  message:
-    "Each supplier result is one published observation, not a consolidated company and not proof of capability."
-}
-
 /** @since 0.1.0 @category constructors */
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const corpus = yield* WarehouseReader
   const crypto = yield* Crypto
-  const provideCrypto = Effect.provideService(Crypto, crypto)
+  const provideCrypto = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, Crypto>> =>
+    Effect.provideService(self, Crypto, crypto)
 
   /** The active publication, refusing when there is none or it is past its freshness bound. */
   const servingPublication = Effect.gen(function*() {
@@ -249,155 +236,7 @@ export const make = Effect.gen(function*() {
       }
     })
 
-  /** Seals one fresh record_ref per row for this response and builds the abstracted row. */
-  const projectSupplier = (row: SupplierDbRow) =>
-    Effect.gen(function*() {
-      const recordRef = yield* sealRecordRef({ k: "supplier", i: row.id, s: row.snapshot_id, f: row.fingerprint }).pipe(
-        provideCrypto,
-        Effect.orDie
-      )
-      const state = row.state_code === null ? undefined : stateByCode(row.state_code)
-      const supplier: SupplierRow = {
-        evidence_category: "supplier_or_organization_evidence",
-        evidence_category_label: evidenceCategoryLabels.supplier_or_organization_evidence,
-        record_ref: recordRef,
-        record_fingerprint: row.fingerprint,
-        name: row.name,
-        legal_name: row.legal_name,
-        rfc: row.rfc,
-        scian: row.scian_code === null ? null : { code: row.scian_code, title: row.scian_title },
-        state: row.state_code === null ? null : { code: row.state_code, name: state?.name ?? row.state_code },
-        municipality: row.municipality_code === null
-          ? null
-          : { code: row.municipality_code, name: row.municipality_name ?? row.municipality_code },
-        employment_band: row.employment_band,
-        establishment_type: row.establishment_type,
-        incorporated_on: row.incorporated_on,
-        contact_presence: {
-          has_phone: row.has_phone,
-          has_email: row.has_email,
-          has_website: row.has_website,
-          channel_count: Number(row.has_phone) + Number(row.has_email) + Number(row.has_website)
-        }
-      }
-      const provenance: ProvenanceEntry = {
-        record_ref: recordRef,
-        evidence_category: "supplier_or_organization_evidence",
-        corpusSnapshot: row.snapshot_id,
-        statement: "Read from the published corpus snapshot; a publication of record, not a verification of current facts."
-      }
-      return { supplier, provenance }
-    })
-
   const licensedSources = sql`o.source_slug IN (SELECT slug FROM market.sources WHERE licensed_for_display)`
-
-  const searchSuppliers = (input: SearchSuppliersInput) =>
-    Effect.gen(function*() {
-      const startedAt = yield* Clock.currentTimeMillis
-      const publication = yield* servingPublication
-      const limit = input.limit ?? defaultPageSize
-      const narrowed = yield* narrow(sql, publication.snapshotId, input)
-      const { conditions, tsquery } = narrowed
-
-      let last: CursorPayload["last"] | undefined
-      if (input.cursor !== undefined) {
-        const opened = yield* openCursor(input.cursor, {
-          op: "search_suppliers",
-          filterDigest: narrowed.filterDigest,
-          snapshotId: publication.snapshotId
-        }).pipe(provideCrypto)
-        last = opened.last
-      }
-
-      // A text query alone must be selective (not asked again when resuming a page).
-      let rowsExamined = input.cursor === undefined ? yield* probeSelectivity(sql, narrowed) : 0
-
-      const rank = tsquery === undefined ? undefined : sql`ts_rank_cd(o.search_tsv, ${tsquery})::float8`
-      const keyset = last === undefined
-        ? []
-        : rank !== undefined
-        ? [sql`(${rank} < ${last.rank ?? 0} OR (${rank} = ${last.rank ?? 0} AND o.id > ${last.id}::bigint))`]
-        : [sql`(o.name_norm, o.id) > (${last.name ?? ""}, ${last.id}::bigint)`]
-      const order = rank === undefined ? sql`o.name_norm, o.id` : sql`${rank} DESC, o.id`
-      const raw = yield* sql`
-        SELECT ${sql.literal(SUPPLIER_COLUMNS)}${rank === undefined ? sql`` : sql`, ${rank} AS rank`}
-        FROM market.supplier_observations o
-        WHERE ${sql.and([...conditions, ...keyset])}
-        ORDER BY ${order}
-        LIMIT ${limit + 1}`.pipe(Effect.flatMap(decodeSupplierRows), Effect.orDie)
-      rowsExamined += raw.length
-      const hasMore = raw.length > limit
-      const pageRows = raw.slice(0, limit)
-      const projected = yield* Effect.forEach(pageRows, projectSupplier)
-      const lastRow = pageRows[pageRows.length - 1]
-      const nextCursor = hasMore && lastRow !== undefined
-        ? yield* sealCursor({
-          op: "search_suppliers",
-          snap: publication.snapshotId,
-          fd: narrowed.filterDigest,
-          last: rank === undefined
-            ? { id: lastRow.id, name: lastRow.name_norm }
-            : { id: lastRow.id, rank: lastRow.rank ?? 0 }
-        }).pipe(provideCrypto, Effect.orDie)
-        : null
-
-      const coverageRows = yield* corpus.coverage(publication.snapshotId)
-
-      return yield* envelope({
-        operation: "search_suppliers",
-        publication,
-        startedAt,
-        request: {
-          ...narrowed.request,
-          limit,
-          ...(input.cursor === undefined ? {} : { resumed_from_cursor: true })
-        },
-        normalizations: narrowed.normalizations,
-        ...(narrowed.queryInterpretation === undefined ? {} : { queryInterpretation: narrowed.queryInterpretation }),
-        results: projected.map((p) => p.supplier),
-        provenance: projected.map((p) => p.provenance),
-        page: { limit, returned: projected.length, hasMore, nextCursor },
-        categories: ["supplier_or_organization_evidence"],
-        coverageRows,
-        warnings: projected.length > 0 ? [observationWarning] : [],
-        empty: projected.length === 0,
-        rowsExamined,
-        truncated: hasMore
-      })
-    }).pipe(Effect.withSpan("MarketData.searchSuppliers"))
-
-  const getSupplier = (input: GetSupplierInput) =>
-    Effect.gen(function*() {
-      const startedAt = yield* Clock.currentTimeMillis
-      const ref = yield* openRecordRef(input.record_ref).pipe(provideCrypto)
-      const publication = yield* servingPublication
-      // The id the ref was sealed with, or (after a republish) the same observation by fingerprint.
-      const rows = yield* sql`
-        SELECT ${sql.literal(SUPPLIER_COLUMNS)} FROM market.supplier_observations o
-        WHERE o.snapshot_id = ${publication.snapshotId} AND ${licensedSources}
-          AND (o.id = ${ref.i}::bigint OR o.fingerprint = ${ref.f})
-        ORDER BY (o.id = ${ref.i}::bigint) DESC LIMIT 1`.pipe(Effect.flatMap(decodeSupplierRows), Effect.orDie)
-      const row = rows[0]
-      if (row === undefined) {
-        return yield* refuse(
-          "invalid_record_ref",
-          "This record_ref points to an observation that is not in the published corpus any more.",
-          "Search again and use a record_ref from the new response."
-        )
-      }
-      const { provenance, supplier } = yield* projectSupplier(row)
-      return yield* envelope({
-        operation: "get_supplier",
-        publication,
-        startedAt,
-        request: { record_ref: "(sealed)" },
-        results: supplier,
-        provenance: [provenance],
-        categories: ["supplier_or_organization_evidence"],
-        warnings: [observationWarning],
-        rowsExamined: rows.length
-      })
-    }).pipe(Effect.withSpan("MarketData.getSupplier"))
 
   const observedValues = (requested: ReadonlyArray<Facet>) =>
     Effect.gen(function*() {
@@ -439,14 +278,13 @@ export const make = Effect.gen(function*() {
   })
 
   return MarketData.of({
-    searchSuppliers,
-    getSupplier,
     observedValues,
     coverage,
     corpusBasis,
     servingPublication,
     sql,
-    envelope: (parts) => envelope(parts)
+    envelope: (parts) => envelope(parts),
+    provideCrypto
   })
 })
 

@@ -29,7 +29,9 @@ import {
   CountSuppliersModelInput
 } from "./SupplierCount.js"
 import {
+  getSupplier as getSupplier_,
   GetSupplierInput,
+  searchSuppliers as searchSuppliers_,
   SearchSuppliersInput,
   SearchSuppliersModelInput,
   SupplierRow
@@ -68,7 +70,7 @@ export const searchSuppliers = Operation.make({
     requires: "At least one of query, state, scian_codes, rfc. A query alone must be selective.",
     example: { state: "Zacatecas", scian_codes: ["212"], limit: 5 }
   },
-  run: (input) => Effect.flatMap(MarketData, (market) => market.searchSuppliers(input))
+  run: searchSuppliers_
 })
 
 /** @since 0.1.0 @category operations */
@@ -114,7 +116,7 @@ export const getSupplier = Operation.make({
     example: { record_ref: "<record_ref from a search_suppliers row>" },
     exampleFrom: { operation: "search_suppliers", path: ["results", 0, "record_ref"], field: "record_ref" }
   },
-  run: (input) => Effect.flatMap(MarketData, (market) => market.getSupplier(input))
+  run: getSupplier_
 })
 
 const parseFacets = (raw: string | undefined): Effect.Effect<ReadonlyArray<Facet>, MarketDataRefusal> => {

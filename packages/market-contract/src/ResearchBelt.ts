@@ -8,7 +8,6 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Crypto } from "@service/core/Crypto"
-import { stateByCode } from "@service/market-warehouse/States"
 import { WarehouseReader } from "@service/market-warehouse/WarehouseReader"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -16,7 +15,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { openRecordRef } from "./internal/refs.js"
-import { SUPPLIER_COLUMNS, SupplierDbRow } from "./internal/supplierRows.js"
+import { contactPresenceOf, stateOf, SUPPLIER_COLUMNS, SupplierDbRow } from "./internal/supplierRows.js"
 import { type MarketDataRefusal, refuse } from "./MarketError.js"
 import { Projection } from "./Projection.js"
 
@@ -91,21 +90,21 @@ export const make = Effect.gen(function*() {
       }
       const active = yield* corpus.active
       const opened = yield* Effect.forEach(refs, (ref) =>
-        openRecordRef(ref).pipe(Effect.provideService(Crypto, crypto), Effect.option))
+        openRecordRef(ref, "supplier").pipe(Effect.provideService(Crypto, crypto), Effect.option))
       const wanted = opened.flatMap((o) => (Option.isSome(o) ? [o.value] : []))
       const rows = Option.isNone(active) || wanted.length === 0 ? [] : yield* sql`
         SELECT ${sql.literal(SUPPLIER_COLUMNS)}, o.source_slug, o.source_record_id, s.publisher, s.licence,
                o.retrieved_on::text AS retrieved_on
         FROM market.supplier_observations o JOIN market.sources s ON s.slug = o.source_slug
         WHERE o.snapshot_id = ${active.value.snapshotId} AND s.licensed_for_display
-          AND o.fingerprint IN ${sql.in(wanted.map((w) => w.f))}`.pipe(
+          AND o.fingerprint IN ${sql.in(wanted.map((w) => w.fingerprint))}`.pipe(
         Effect.flatMap(Schema.decodeUnknown(Schema.Array(Row))),
         Effect.orDie
       )
       const byFingerprint = new Map(rows.map((row) => [row.fingerprint, row]))
       return refs.map((ref, i): BeltEntry => {
         const payload = opened[i]
-        const row = payload === undefined || Option.isNone(payload) ? undefined : byFingerprint.get(payload.value.f)
+        const row = payload === undefined || Option.isNone(payload) ? undefined : byFingerprint.get(payload.value.fingerprint)
         if (row === undefined) return { record_ref: ref, status: "invalid_or_unavailable" }
         return {
           record_ref: ref,
@@ -117,12 +116,10 @@ export const make = Effect.gen(function*() {
             rfc: row.rfc,
             scian_code: row.scian_code,
             scian_title: row.scian_title,
-            state: row.state_code === null
-              ? null
-              : { code: row.state_code, name: stateByCode(row.state_code)?.name ?? row.state_code },
+            state: stateOf(row),
             municipality: row.municipality_code === null ? null : { code: row.municipality_code, name: row.municipality_name },
             employment_band: row.employment_band,
-            contact_presence: { has_phone: row.has_phone, has_email: row.has_email, has_website: row.has_website },
+            contact_presence: contactPresenceOf(row),
             internal_provenance: {
               source_slug: row.source_slug,
               source_record_id: row.source_record_id,

@@ -1,11 +1,25 @@
 /**
- * Supplier operations' schemas: inputs, the abstracted supplier row, and results.
+ * Supplier observations: the inputs, the abstracted supplier row, and the search and get queries.
  *
  * @since 0.1.0
  */
+import type { RequestContext } from "@service/core/RequestContext"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { EvidenceCategory } from "./Envelope.js"
+import { EvidenceCategory, evidenceCategoryLabels, type ProvenanceEntry, type SemanticWarning } from "./Envelope.js"
+import { sealRecordRef, openRecordRef } from "./internal/refs.js"
+import {
+  contactPresenceOf,
+  decodeSupplierRows,
+  stateOf,
+  SUPPLIER_COLUMNS,
+  type SupplierDbRow
+} from "./internal/supplierRows.js"
 import { defaultPageSize, maxPageSize } from "./Limits.js"
+import { type EnvelopeOf, MarketData } from "./MarketData.js"
+import { type MarketDataRefusal, refuse } from "./MarketError.js"
+import * as Paging from "./Paging.js"
 import * as Narrowing from "./SupplierNarrowing.js"
 
 const strict = { parseOptions: { onExcessProperty: "error" } } as const
@@ -95,3 +109,159 @@ export const SupplierRow = Schema.Struct({
 }).annotations({ identifier: "SupplierRow" })
 /** @since 0.1.0 @category models */
 export type SupplierRow = typeof SupplierRow.Type
+
+const observationWarning: SemanticWarning = {
+  code: "observation_not_company",
+  message:
+    "Each supplier result is one published observation, not a consolidated company and not proof of capability."
+}
+
+/** Said once per envelope rather than once per row: a provenance entry is a place of reading, not a verification. */
+const provenanceStatement = "Read from the published corpus snapshot; a publication of record, not a verification."
+
+/** The abstracted supplier row and its provenance entry, with one fresh record_ref for both. */
+const project = (row: SupplierDbRow) =>
+  Effect.gen(function*() {
+    const recordRef = yield* sealRecordRef({ kind: "supplier", id: row.id, fingerprint: row.fingerprint })
+    const presence = contactPresenceOf(row)
+    const supplier: SupplierRow = {
+      evidence_category: "supplier_or_organization_evidence",
+      evidence_category_label: evidenceCategoryLabels.supplier_or_organization_evidence,
+      record_ref: recordRef,
+      record_fingerprint: row.fingerprint,
+      name: row.name,
+      legal_name: row.legal_name,
+      rfc: row.rfc,
+      scian: row.scian_code === null ? null : { code: row.scian_code, title: row.scian_title },
+      state: stateOf(row),
+      municipality: row.municipality_code === null
+        ? null
+        : { code: row.municipality_code, name: row.municipality_name ?? row.municipality_code },
+      employment_band: row.employment_band,
+      establishment_type: row.establishment_type,
+      incorporated_on: row.incorporated_on,
+      contact_presence: {
+        ...presence,
+        channel_count: Number(presence.has_phone) + Number(presence.has_email) + Number(presence.has_website)
+      }
+    }
+    const provenance: ProvenanceEntry = {
+      record_ref: recordRef,
+      evidence_category: "supplier_or_organization_evidence",
+      corpusSnapshot: row.snapshot_id,
+      statement: provenanceStatement
+    }
+    return { supplier, provenance }
+  })
+
+/**
+ * search_suppliers: one keyset page of observations matching the narrowing, by text rank when there is a
+ * query, else by normalized name.
+ *
+ * @since 0.1.0 @category queries
+ */
+export const searchSuppliers = (
+  input: SearchSuppliersInput
+): Effect.Effect<EnvelopeOf<ReadonlyArray<SupplierRow>>, MarketDataRefusal, MarketData | RequestContext> =>
+  Effect.gen(function*() {
+    const startedAt = yield* Clock.currentTimeMillis
+    const market = yield* MarketData
+    const { sql } = market
+    const publication = yield* market.servingPublication
+    const limit = input.limit ?? defaultPageSize
+    const narrowed = yield* Narrowing.narrow(sql, publication.snapshotId, input)
+    const request: Paging.PageRequest = {
+      operation: "search_suppliers",
+      snapshotId: publication.snapshotId,
+      filterDigest: narrowed.filterDigest
+    }
+    const position = yield* market.provideCrypto(Paging.resume(input.cursor, request))
+
+    // A text query alone must be selective (not asked again when resuming a page).
+    let rowsExamined = input.cursor === undefined ? yield* Narrowing.probeSelectivity(sql, narrowed) : 0
+
+    const keys: ReadonlyArray<Paging.Key> = narrowed.tsquery === undefined
+      ? [
+        { expression: sql`o.name_norm`, direction: "asc", type: "text" },
+        { expression: sql`o.id`, direction: "asc", type: "bigint" }
+      ]
+      : [
+        { expression: sql`ts_rank_cd(o.search_tsv, ${narrowed.tsquery})::float8`, direction: "desc", type: "float8" },
+        { expression: sql`o.id`, direction: "asc", type: "bigint" }
+      ]
+    const fetched = yield* sql`
+      SELECT ${sql.literal(SUPPLIER_COLUMNS)}, ${keys[0]?.expression ?? sql`NULL`} AS sort_key
+      FROM market.supplier_observations o
+      WHERE ${sql.and([...narrowed.conditions, ...Paging.after(sql, keys, position)])}
+      ORDER BY ${Paging.orderBy(sql, keys)}
+      LIMIT ${limit + 1}`.pipe(Effect.flatMap(decodeSupplierRows), Effect.orDie)
+    rowsExamined += fetched.length
+    const { page, rows } = yield* market.provideCrypto(
+      Paging.finish(fetched, { limit, request, positionOf: (row) => [row.sort_key ?? null, row.id] })
+    )
+    const projected = yield* market.provideCrypto(Effect.forEach(rows, project))
+
+    return yield* market.envelope({
+      operation: "search_suppliers",
+      publication,
+      startedAt,
+      request: {
+        ...narrowed.request,
+        limit,
+        ...(input.cursor === undefined ? {} : { resumed_from_cursor: true })
+      },
+      normalizations: narrowed.normalizations,
+      ...(narrowed.queryInterpretation === undefined ? {} : { queryInterpretation: narrowed.queryInterpretation }),
+      results: projected.map((p) => p.supplier),
+      provenance: projected.map((p) => p.provenance),
+      page,
+      categories: ["supplier_or_organization_evidence"],
+      warnings: projected.length > 0 ? [observationWarning] : [],
+      empty: projected.length === 0,
+      rowsExamined,
+      truncated: page.hasMore
+    })
+  }).pipe(Effect.withSpan("Suppliers.searchSuppliers"))
+
+/**
+ * get_supplier: the observation a record_ref names, by the id it was sealed with or, after a republish, by
+ * its fingerprint.
+ *
+ * @since 0.1.0 @category queries
+ */
+export const getSupplier = (
+  input: GetSupplierInput
+): Effect.Effect<EnvelopeOf<SupplierRow>, MarketDataRefusal, MarketData | RequestContext> =>
+  Effect.gen(function*() {
+    const startedAt = yield* Clock.currentTimeMillis
+    const market = yield* MarketData
+    const { sql } = market
+    const ref = yield* market.provideCrypto(openRecordRef(input.record_ref, "supplier"))
+    const publication = yield* market.servingPublication
+    const rows = yield* sql`
+      SELECT ${sql.literal(SUPPLIER_COLUMNS)} FROM market.supplier_observations o
+      WHERE o.snapshot_id = ${publication.snapshotId}
+        AND o.source_slug IN (SELECT slug FROM market.sources WHERE licensed_for_display)
+        AND (o.id = ${ref.id}::bigint OR o.fingerprint = ${ref.fingerprint})
+      ORDER BY (o.id = ${ref.id}::bigint) DESC LIMIT 1`.pipe(Effect.flatMap(decodeSupplierRows), Effect.orDie)
+    const row = rows[0]
+    if (row === undefined) {
+      return yield* refuse(
+        "invalid_record_ref",
+        "This record_ref points to an observation that is not in the published corpus any more.",
+        "Search again and use a record_ref from the new response."
+      )
+    }
+    const { provenance, supplier } = yield* market.provideCrypto(project(row))
+    return yield* market.envelope({
+      operation: "get_supplier",
+      publication,
+      startedAt,
+      request: { record_ref: "(sealed)" },
+      results: supplier,
+      provenance: [provenance],
+      categories: ["supplier_or_organization_evidence"],
+      warnings: [observationWarning],
+      rowsExamined: rows.length
+    })
+  }).pipe(Effect.withSpan("Suppliers.getSupplier"))

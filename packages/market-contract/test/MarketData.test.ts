@@ -11,10 +11,10 @@ import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import { MarketData } from "../src/MarketData.js"
 import * as MarketLayer from "../src/MarketLayer.js"
 import type { MarketDataRefusal } from "../src/MarketError.js"
 import * as Operations from "../src/Operations.js"
+import * as Suppliers from "../src/Suppliers.js"
 
 const refusalCode = <A, R>(effect: Effect.Effect<A, MarketDataRefusal, R>) =>
   Effect.map(Effect.either(effect), (result) => (Either.isLeft(result) ? result.left.semanticCode : "succeeded"))
@@ -36,8 +36,7 @@ for (const target of TestDatabase.targets()) {
   layer(Services, { timeout: "120 seconds" })(`MarketData on ${target.name}`, (it) => {
     it.effect("refuses every read before anything is published", () =>
       Effect.gen(function*() {
-        const market = yield* MarketData
-        assert.strictEqual(yield* refusalCode(market.searchSuppliers({ state: "CDMX" })), "serving_projection_unavailable")
+        assert.strictEqual(yield* refusalCode(Suppliers.searchSuppliers({ state: "CDMX" })), "serving_projection_unavailable")
       }))
 
     it.effect("loads the demo corpus: every file reconciles accepted plus rejected with its data rows", () =>
@@ -63,36 +62,33 @@ for (const target of TestDatabase.targets()) {
 
     it.effect("requires a narrowing dimension and a selective text query", () =>
       Effect.gen(function*() {
-        const market = yield* MarketData
-        assert.strictEqual(yield* refusalCode(market.searchSuppliers({ limit: 5 })), "query_too_broad")
+        assert.strictEqual(yield* refusalCode(Suppliers.searchSuppliers({ limit: 5 })), "query_too_broad")
         // "minera" alone matches hundreds of mining observations; with a state it is answered.
-        assert.strictEqual(yield* refusalCode(market.searchSuppliers({ query: "minera" })), "query_not_selective")
-        const answered = yield* market.searchSuppliers({ query: "minera", state: "Zacatecas", limit: 5 })
+        assert.strictEqual(yield* refusalCode(Suppliers.searchSuppliers({ query: "minera" })), "query_not_selective")
+        const answered = yield* Suppliers.searchSuppliers({ query: "minera", state: "Zacatecas", limit: 5 })
         assert.isAbove(answered.results.length, 0)
       }))
 
     it.effect("resolves state aliases and says so in normalizations", () =>
       Effect.gen(function*() {
-        const market = yield* MarketData
-        const envelope = yield* market.searchSuppliers({ state: "cdmx", limit: 10 })
+        const envelope = yield* Suppliers.searchSuppliers({ state: "cdmx", limit: 10 })
         assert.strictEqual(envelope.schemaVersion, "market-data/domain/1")
         assert.strictEqual(envelope.interpretedRequest.request["state"], "09")
         assert.deepStrictEqual(envelope.interpretedRequest.normalizations.map((n) => n.field), ["state"])
         assert.isTrue(envelope.results.every((row) => row.state?.code === "09"))
         // The six API-layout restaurants in Benito Juárez are CDMX observations.
         assert.isTrue(envelope.results.some((row) => row.municipality?.code === "09014"))
-        assert.strictEqual(yield* refusalCode(market.searchSuppliers({ state: "Distrto Federall" })), "unknown_state")
+        assert.strictEqual(yield* refusalCode(Suppliers.searchSuppliers({ state: "Distrto Federall" })), "unknown_state")
       }))
 
     it.effect("validates RFCs before reading", () =>
       Effect.gen(function*() {
-        const market = yield* MarketData
-        assert.strictEqual(yield* refusalCode(market.searchSuppliers({ rfc: "NOT-AN-RFC" })), "invalid_field_value")
-        const envelope = yield* market.searchSuppliers({ rfc: "zin910223-45a" })
+        assert.strictEqual(yield* refusalCode(Suppliers.searchSuppliers({ rfc: "NOT-AN-RFC" })), "invalid_field_value")
+        const envelope = yield* Suppliers.searchSuppliers({ rfc: "zin910223-45a" })
         assert.strictEqual(envelope.interpretedRequest.request["rfc"], "ZIN91022345A")
         // DENUE publishes no RFC; the SAT 69-B list does, as an RFC-bearing observation.
         assert.deepStrictEqual(envelope.results.map((r) => r.rfc), ["ZIN91022345A"])
-        const absent = yield* market.searchSuppliers({ rfc: "AAA010101AAA" })
+        const absent = yield* Suppliers.searchSuppliers({ rfc: "AAA010101AAA" })
         // An empty page, declared as such against real coverage.
         assert.strictEqual(absent.results.length, 0)
         assert.deepStrictEqual(absent.semanticWarnings.map((w) => w.code), ["zero_results_with_coverage"])
@@ -101,12 +97,11 @@ for (const target of TestDatabase.targets()) {
 
     it.effect("pages with keyset cursors: no duplicates, hasMore from limit plus one", () =>
       Effect.gen(function*() {
-        const market = yield* MarketData
         const seen = new Set<string>()
         let cursor: string | undefined
         let pages = 0
         do {
-          const page = yield* market.searchSuppliers({
+          const page = yield* Suppliers.searchSuppliers({
             state: "Zacatecas",
             limit: 7,
             ...(cursor === undefined ? {} : { cursor })
@@ -132,12 +127,11 @@ for (const target of TestDatabase.targets()) {
 
     it.effect("pages a text query ordered by relevance without losing rows", () =>
       Effect.gen(function*() {
-        const market = yield* MarketData
-        const all = yield* market.searchSuppliers({ query: "minera", state: "Zacatecas", limit: 50 })
-        const first = yield* market.searchSuppliers({ query: "minera", state: "Zacatecas", limit: 3 })
+        const all = yield* Suppliers.searchSuppliers({ query: "minera", state: "Zacatecas", limit: 50 })
+        const first = yield* Suppliers.searchSuppliers({ query: "minera", state: "Zacatecas", limit: 3 })
         const cursor = first.page?.nextCursor
         assert.isString(cursor)
-        const second = yield* market.searchSuppliers({ query: "minera", state: "Zacatecas", limit: 3, cursor: cursor ?? "" })
+        const second = yield* Suppliers.searchSuppliers({ query: "minera", state: "Zacatecas", limit: 3, cursor: cursor ?? "" })
         assert.deepStrictEqual(
           [...first.results, ...second.results].map((r) => r.record_fingerprint),
           all.results.slice(0, 6).map((r) => r.record_fingerprint)
@@ -146,24 +140,22 @@ for (const target of TestDatabase.targets()) {
 
     it.effect("refuses tampered cursors and cursors of other filters", () =>
       Effect.gen(function*() {
-        const market = yield* MarketData
-        const first = yield* market.searchSuppliers({ state: "Zacatecas", limit: 2 })
+        const first = yield* Suppliers.searchSuppliers({ state: "Zacatecas", limit: 2 })
         const cursor = first.page?.nextCursor ?? ""
         assert.strictEqual(
-          yield* refusalCode(market.searchSuppliers({ state: "Zacatecas", limit: 2, cursor: tamper(cursor) })),
+          yield* refusalCode(Suppliers.searchSuppliers({ state: "Zacatecas", limit: 2, cursor: tamper(cursor) })),
           "invalid_cursor"
         )
         assert.strictEqual(
-          yield* refusalCode(market.searchSuppliers({ state: "Sonora", limit: 2, cursor })),
+          yield* refusalCode(Suppliers.searchSuppliers({ state: "Sonora", limit: 2, cursor })),
           "invalid_cursor"
         )
       }))
 
     it.effect("seals record refs afresh per response, identical within one envelope", () =>
       Effect.gen(function*() {
-        const market = yield* MarketData
-        const a = yield* market.searchSuppliers({ state: "Aguascalientes", limit: 3 })
-        const b = yield* market.searchSuppliers({ state: "Aguascalientes", limit: 3 })
+        const a = yield* Suppliers.searchSuppliers({ state: "Aguascalientes", limit: 3 })
+        const b = yield* Suppliers.searchSuppliers({ state: "Aguascalientes", limit: 3 })
         const rowA = a.results[0]
         const rowB = b.results[0]
         assert.isDefined(rowA)
@@ -171,14 +163,14 @@ for (const target of TestDatabase.targets()) {
         assert.strictEqual(rowA?.record_fingerprint, rowB?.record_fingerprint)
         assert.notStrictEqual(rowA?.record_ref, rowB?.record_ref)
         assert.deepStrictEqual(a.provenance.map((p) => p.record_ref), a.results.map((r) => r.record_ref))
-        const detail = yield* market.getSupplier({ record_ref: rowA?.record_ref ?? "" })
+        const detail = yield* Suppliers.getSupplier({ record_ref: rowA?.record_ref ?? "" })
         assert.strictEqual(detail.results.record_fingerprint, rowA?.record_fingerprint)
         assert.strictEqual(detail.page, null)
-        assert.strictEqual(yield* refusalCode(market.getSupplier({ record_ref: tamper(rowA?.record_ref ?? "") })), "invalid_record_ref")
-        assert.strictEqual(yield* refusalCode(market.getSupplier({ record_ref: rowA?.record_fingerprint ?? "" })), "invalid_record_ref")
+        assert.strictEqual(yield* refusalCode(Suppliers.getSupplier({ record_ref: tamper(rowA?.record_ref ?? "") })), "invalid_record_ref")
+        assert.strictEqual(yield* refusalCode(Suppliers.getSupplier({ record_ref: rowA?.record_fingerprint ?? "" })), "invalid_record_ref")
         // A cursor is not a record ref: sealing purposes are separate.
-        const cursor = (yield* market.searchSuppliers({ state: "Zacatecas", limit: 1 })).page?.nextCursor ?? ""
-        assert.strictEqual(yield* refusalCode(market.getSupplier({ record_ref: cursor })), "invalid_record_ref")
+        const cursor = (yield* Suppliers.searchSuppliers({ state: "Zacatecas", limit: 1 })).page?.nextCursor ?? ""
+        assert.strictEqual(yield* refusalCode(Suppliers.getSupplier({ record_ref: cursor })), "invalid_record_ref")
       }))
 
     it.effect("capabilities: operations, observed values stamped with the corpus basis, facets", () =>
@@ -200,16 +192,15 @@ for (const target of TestDatabase.targets()) {
 
     it.effect("a publish between two pages makes the second page cursor_stale; refs resolve by fingerprint", () =>
       Effect.gen(function*() {
-        const market = yield* MarketData
-        const first = yield* market.searchSuppliers({ state: "Zacatecas", limit: 2 })
+        const first = yield* Suppliers.searchSuppliers({ state: "Zacatecas", limit: 2 })
         const cursor = first.page?.nextCursor ?? ""
         const ref = first.results[0]?.record_ref ?? ""
         yield* DemoCorpus.loadAndPublish
         assert.strictEqual(
-          yield* refusalCode(market.searchSuppliers({ state: "Zacatecas", limit: 2, cursor })),
+          yield* refusalCode(Suppliers.searchSuppliers({ state: "Zacatecas", limit: 2, cursor })),
           "cursor_stale"
         )
-        const again = yield* market.getSupplier({ record_ref: ref })
+        const again = yield* Suppliers.getSupplier({ record_ref: ref })
         assert.strictEqual(again.results.record_fingerprint, first.results[0]?.record_fingerprint)
       }))
   })

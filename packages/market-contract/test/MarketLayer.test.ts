@@ -17,7 +17,7 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import * as Envelope from "../src/Envelope.js"
-import { MarketData } from "../src/MarketData.js"
+import * as Suppliers from "../src/Suppliers.js"
 import * as MarketLayer from "../src/MarketLayer.js"
 
 const mining = DataFiles.path("suppliers/denue_inegi_21_mineria_sample.csv")
@@ -45,17 +45,16 @@ for (const target of TestDatabase.targets()) {
     it.effect("answers from the active publication; a loading snapshot is invisible until published", () =>
       Effect.gen(function*() {
         const corpus = yield* Corpus
-        const market = yield* MarketData
         const parser = yield* denue
         const first = yield* corpus.beginSnapshot({ base: "empty" })
         yield* Loader.loadFile(parser, mining, { snapshotId: first, retrievedOn: "2018-11-27" })
         yield* corpus.publish(first)
         const next = yield* corpus.loadingSnapshot
         yield* Loader.loadFile(parser, restaurants, { snapshotId: next, retrievedOn: "2019-05-25" })
-        const before = yield* market.searchSuppliers({ state: "CDMX", limit: 50 })
+        const before = yield* Suppliers.searchSuppliers({ state: "CDMX", limit: 50 })
         assert.strictEqual(before.corpusBasis.snapshotId, first)
         yield* corpus.publish(next)
-        const after = yield* market.searchSuppliers({ state: "CDMX", limit: 50 })
+        const after = yield* Suppliers.searchSuppliers({ state: "CDMX", limit: 50 })
         assert.strictEqual(after.corpusBasis.snapshotId, next)
         assert.isTrue(after.results.some((r) => r.municipality?.code === "09014"))
       }))
@@ -63,7 +62,6 @@ for (const target of TestDatabase.targets()) {
     it.effect("a source not licensed for display gives no search results but is declared in coverage", () =>
       Effect.gen(function*() {
         const corpus = yield* Corpus
-        const market = yield* MarketData
         const snapshotId = yield* corpus.loadingSnapshot
         const hidden = new SourceDefinition({
           slug: "restricted_directory",
@@ -99,7 +97,7 @@ for (const target of TestDatabase.targets()) {
           retrievedOn: "2026-01-01"
         })
         yield* corpus.publish(snapshotId)
-        const search = yield* market.searchSuppliers({ rfc: "RES010101AB1" })
+        const search = yield* Suppliers.searchSuppliers({ rfc: "RES010101AB1" })
         assert.strictEqual(search.results.length, 0)
         const declared = search.coverage.find((c) => c.evidenceCategory === "supplier_or_organization_evidence")
         // Only the licensed DENUE source counts: the restricted one adds neither rows nor a source.
@@ -113,14 +111,13 @@ for (const target of TestDatabase.targets()) {
     it.effect("a publication past its freshness bound answers serving_projection_stale", () =>
       Effect.gen(function*() {
         const corpus = yield* Corpus
-        const market = yield* MarketData
         const snapshotId = yield* corpus.loadingSnapshot
         yield* corpus.setFreshness(snapshotId, 3600)
         yield* corpus.publish(snapshotId)
-        const fresh = yield* market.searchSuppliers({ state: "Zacatecas", limit: 1 })
+        const fresh = yield* Suppliers.searchSuppliers({ state: "Zacatecas", limit: 1 })
         assert.isNotNull(fresh.corpusBasis.freshUntil)
         yield* TestClock.adjust("2 hours")
-        const stale = yield* Effect.either(market.searchSuppliers({ state: "Zacatecas", limit: 1 }))
+        const stale = yield* Effect.either(Suppliers.searchSuppliers({ state: "Zacatecas", limit: 1 }))
         assert.isTrue(Either.isLeft(stale) && stale.left.semanticCode === "serving_projection_stale")
         assert.isTrue(Either.isLeft(stale) && stale.left.retryable)
       }))

@@ -8,10 +8,10 @@ import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import { MarketData } from "../src/MarketData.js"
 import * as MarketLayer from "../src/MarketLayer.js"
 import type { MarketDataRefusal } from "../src/MarketError.js"
 import * as Operations from "../src/Operations.js"
+import * as Suppliers from "../src/Suppliers.js"
 import { countSuppliers } from "../src/SupplierCount.js"
 
 const refusalCode = <A, R>(effect: Effect.Effect<A, MarketDataRefusal, R>) =>
@@ -32,12 +32,11 @@ for (const target of TestDatabase.targets()) {
     it.effect("counts exactly the observations a search pages through, with page null and {count}", () =>
       Effect.gen(function*() {
         yield* DemoCorpus.loadAndPublish
-        const market = yield* MarketData
         const filters = { state: "zacatecas", scian_codes: ["212"] }
         let seen = 0
         let cursor: string | undefined
         do {
-          const page = yield* market.searchSuppliers({ ...filters, limit: 50, ...(cursor === undefined ? {} : { cursor }) })
+          const page = yield* Suppliers.searchSuppliers({ ...filters, limit: 50, ...(cursor === undefined ? {} : { cursor }) })
           seen += page.results.length
           cursor = page.page?.hasMore === true ? page.page.nextCursor ?? undefined : undefined
         } while (cursor !== undefined)

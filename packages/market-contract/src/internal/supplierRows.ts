@@ -1,3 +1,4 @@
+import { stateByCode } from "@service/market-warehouse/States"
 import * as Schema from "effect/Schema"
 
 /** A supplier observation as read from the warehouse (the columns of SUPPLIER_COLUMNS). */
@@ -20,7 +21,8 @@ export const SupplierDbRow = Schema.Struct({
   has_phone: Schema.Boolean,
   has_email: Schema.Boolean,
   has_website: Schema.Boolean,
-  rank: Schema.optional(Schema.NullOr(Schema.Number))
+  /** The first ordering key of a search (text rank or normalized name), for its cursor position. */
+  sort_key: Schema.optional(Schema.NullOr(Schema.Union(Schema.Number, Schema.String)))
 })
 export type SupplierDbRow = typeof SupplierDbRow.Type
 export const decodeSupplierRows = Schema.decodeUnknown(Schema.Array(SupplierDbRow))
@@ -30,3 +32,14 @@ export const SUPPLIER_COLUMNS = `o.id::text AS id, o.snapshot_id, o.fingerprint,
   o.scian_code, o.scian_title, o.state_code, o.municipality_code, o.municipality_name, o.employment_band,
   o.establishment_type, o.incorporated_on, o.has_phone, o.has_email, o.has_website`
 
+
+/** The state of a row as a code and name (the code when the catalog does not know it). */
+export const stateOf = (row: SupplierDbRow): { readonly code: string; readonly name: string } | null =>
+  row.state_code === null ? null : { code: row.state_code, name: stateByCode(row.state_code)?.name ?? row.state_code }
+
+/** Which contact channels were published: presence only, never a coordinate. */
+export const contactPresenceOf = (row: SupplierDbRow) => ({
+  has_phone: row.has_phone,
+  has_email: row.has_email,
+  has_website: row.has_website
+})
