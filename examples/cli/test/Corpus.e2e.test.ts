@@ -7,7 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as DataFiles from "@service/market-warehouse/DataFiles"
 import * as Effect from "effect/Effect"
 import { execFile } from "node:child_process"
-import { mkdtempSync } from "node:fs"
+import { existsSync, mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -31,6 +31,16 @@ const service = (args: ReadonlyArray<string>, dataDir: string) =>
   })
 
 describe("service corpus", () => {
+  it.live("status is read-only: on a data folder with no database it says so and creates nothing", () =>
+    Effect.gen(function*() {
+      const dir = join(mkdtempSync(join(tmpdir(), "corpus-cli-")), "never-created")
+      const status = yield* service(["corpus", "status"], dir)
+      assert.notStrictEqual(status.code, 0)
+      assert.include(status.stderr, "No embedded database")
+      assert.notInclude(status.stderr, "    at ")
+      assert.isFalse(existsSync(dir))
+    }))
+
   it.live("loads files with a report, publishes, shows status, and generates a synthetic corpus", () =>
     Effect.gen(function*() {
       const dir = mkdtempSync(join(tmpdir(), "corpus-cli-"))

@@ -35,16 +35,27 @@ import * as Failure from "./Failure.js"
 import * as Format from "./Format.js"
 import * as Progress from "./Progress.js"
 
-/** The warehouse services over the configured database, migrated with every bundle's migrations. @since 0.1.0 @category layers */
-export const layer = WarehouseLayer.layer.pipe(
-  Layer.provideMerge(LocalKeys.layer),
-  Layer.provideMerge(Migrations.layer(App.migrations)),
-  Layer.provideMerge(Database.layerFromConfig)
-)
+const layerWith = (database: typeof Database.layerFromConfig) =>
+  WarehouseLayer.layer.pipe(
+    Layer.provideMerge(LocalKeys.layer),
+    Layer.provideMerge(Migrations.layer(App.migrations)),
+    Layer.provideMerge(database)
+  )
 
-const withCorpus = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+/** The warehouse services over the configured database, migrated with every bundle's migrations. @since 0.1.0 @category layers */
+export const layer = layerWith(Database.layerFromConfig)
+
+/**
+ * {@link layer} for commands that only read: an embedded database that does not exist yet is refused with a
+ * clear message instead of being created (with its data folder).
+ *
+ * @since 0.1.0 @category layers
+ */
+export const readOnlyLayer = layerWith(Database.layerFromConfigWith({ createIfMissing: false }))
+
+const withCorpus = <A, E, R>(effect: Effect.Effect<A, E, R>, services: typeof layer = layer) =>
   effect.pipe(
-    Effect.provide(layer),
+    Effect.provide(services),
     Effect.catchAll((error) =>
       Failure.isFailure(error)
         ? Effect.fail(error)
@@ -152,7 +163,7 @@ const status = Command.make("status", { json }, (opts) =>
         ? Format.json({ snapshots: snapshots.map((s) => ({ ...s })), details })
         : Format.statusSummary(snapshots, details)
     )
-  }))).pipe(Command.withDescription("Snapshots, rows per source and record kind, load counts and rejects."))
+  }), readOnlyLayer)).pipe(Command.withDescription("Snapshots, rows per source and record kind, load counts and rejects."))
 
 const generate = Command.make(
   "generate",
