@@ -63,6 +63,15 @@ const requestDigest = (request: PageRequest) =>
   createHash("sha256").update(`${request.operation}\u0000${request.filterDigest}`).digest("base64url").slice(0, 16)
 
 /**
+ * A short digest of the filters a page was read with (their JSON, so build the value in a stable key order):
+ * what {@link PageRequest.filterDigest} holds.
+ *
+ * @since 0.1.0 @category cursors
+ */
+export const filterDigest = (filters: unknown): string =>
+  createHash("sha256").update(JSON.stringify(filters)).digest("base64url").slice(0, 22)
+
+/**
  * Seals a cursor for the position after `position`.
  *
  * @since 0.1.0 @category cursors

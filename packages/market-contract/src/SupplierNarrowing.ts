@@ -14,10 +14,10 @@ import { resolveState } from "@service/market-warehouse/States"
 import { foldText } from "@service/market-warehouse/Text"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { createHash } from "node:crypto"
 import { type InterpretedRequest, type Normalization, QueryMode } from "./Envelope.js"
 import { maxPageSize } from "./Limits.js"
 import { type MarketDataRefusal, refuse } from "./MarketError.js"
+import { filterDigest } from "./Paging.js"
 
 const TrimmedText = (max: number) =>
   Schema.String.pipe(
@@ -89,9 +89,6 @@ export interface Narrowed {
   readonly request: Readonly<Record<string, unknown>>
   readonly queryInterpretation: InterpretedRequest["query_interpretation"] | undefined
 }
-
-const digest = (value: unknown): string =>
-  createHash("sha256").update(JSON.stringify(value)).digest("base64url").slice(0, 22)
 
 /**
  * Resolves the narrowing fields against the snapshot: refuses a request with no narrowing dimension
@@ -233,7 +230,7 @@ export const narrow = (
       textOnly: query !== undefined && filterNames.length === 0,
       query,
       normalizations,
-      filterDigest: digest(filters),
+      filterDigest: filterDigest(filters),
       request: {
         ...(query === undefined ? {} : { query }),
         ...(stateCode === undefined ? {} : { state: stateCode }),
