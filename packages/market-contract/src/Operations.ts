@@ -22,6 +22,7 @@ import { type CorpusBasis, Envelope, QueryMode, SCHEMA_VERSION } from "./Envelop
 import { type Facet, facets as allFacets, MarketData, type ObservedValue } from "./MarketData.js"
 import { defaultPageSize, maxPageSize } from "./Limits.js"
 import { codec, type MarketDataRefusal, refuse } from "./MarketError.js"
+import { compareSegmentsOperation } from "./SupplierSegments.js"
 import {
   countSuppliers as countSuppliers_,
   CountSuppliersEnvelope,
@@ -269,6 +270,7 @@ export const operations: ReadonlyArray<Operation.AnyOperation<Requirements>> = [
   marketCapabilities,
   searchSuppliers,
   getSupplier,
+  compareSegmentsOperation,
   countSuppliers
 ]
 

@@ -79,6 +79,8 @@ export interface Narrowed {
   readonly conditions: ReadonlyArray<Fragment>
   /** The full-text query, when there are words. */
   readonly tsquery: Fragment | undefined
+  /** The INEGI code the state resolved to, when a state was given. */
+  readonly stateCode: string | undefined
   /** True when words are the only narrowing dimension (the probe applies). */
   readonly textOnly: boolean
   readonly query: string | undefined
@@ -227,6 +229,7 @@ export const narrow = (
     return {
       conditions,
       tsquery,
+      stateCode,
       textOnly: query !== undefined && filterNames.length === 0,
       query,
       normalizations,
