@@ -15,7 +15,7 @@ describe("InputFlags", () => {
   describe("spec", () => {
     it("one flag per top-level field, named with dashes, with its description and whether the schema requires it", () => {
       const spec = specOf(MarketOperations.searchSuppliers)
-      assert.sameMembers(spec.flags.map((f) => f.name), ["query", "state", "scian-codes", "rfc", "limit", "query-mode", "cursor"])
+      assert.sameMembers(spec.flags.map((f) => f.name), ["query", "state", "municipality", "scian-codes", "rfc", "limit", "query-mode", "cursor"])
       const limit = spec.flags.find((f) => f.name === "limit")
       assert.deepStrictEqual(limit?.kind, { _tag: "Scalar", scalar: "integer" })
       assert.strictEqual(limit?.description, "Page size, 1 to 50 (default 20).")

@@ -68,7 +68,7 @@ export const searchSuppliers = Operation.make({
   paginates: true,
   capability: {
     question: "Which establishments or organizations were published as active in a state, activity or under a name?",
-    requires: "At least one of query, state, scian_codes, rfc. A query alone must be selective.",
+    requires: "At least one of query, state, municipality, scian_codes, rfc. A query alone must be selective.",
     example: { state: "Zacatecas", scian_codes: ["212"], limit: 5 }
   },
   run: searchSuppliers_
@@ -91,7 +91,7 @@ export const countSuppliers = Operation.make({
   paginates: false,
   capability: {
     question: "How many published observations of organizations or establishments match a state, activity, name or RFC?",
-    requires: "At least one of query, state, scian_codes, rfc (a query alone must be selective). Exact, or refused with market_data_timeout.",
+    requires: "At least one of query, state, municipality, scian_codes, rfc (a query alone must be selective). Exact, or refused with market_data_timeout.",
     example: { state: "Zacatecas", scian_codes: ["212"] }
   },
   run: countSuppliers_

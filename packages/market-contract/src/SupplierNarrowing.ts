@@ -11,7 +11,7 @@ import type { Fragment } from "@effect/sql/Statement"
 import { excerpt } from "@service/core/Refusal"
 import { parseRfc } from "@service/market-warehouse/Rfc"
 import { resolveState } from "@service/market-warehouse/States"
-import { foldText } from "@service/market-warehouse/Text"
+import { foldText, foldWords } from "@service/market-warehouse/Text"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { type InterpretedRequest, type Normalization, QueryMode } from "./Envelope.js"
@@ -44,6 +44,10 @@ export const fields = {
   }),
   scian_codes: Schema.optional(Schema.Array(ScianCode).pipe(Schema.minItems(1), Schema.maxItems(20))).annotations({
     description: "SCIAN 2023 codes (2 to 6 digits); a shorter code matches every class under it."
+  }),
+  municipality: Schema.optional(TrimmedText(80)).annotations({
+    description:
+      "Municipality name (accents, case and small misspellings tolerated, resolved to the canonical spelling); with state, within that state."
   }),
   rfc: Schema.optional(TrimmedText(13)).annotations({
     description: "RFC (12 characters for a company, 13 for a person): strong identity."
@@ -92,6 +96,70 @@ export interface Narrowed {
   readonly queryInterpretation: InterpretedRequest["query_interpretation"] | undefined
 }
 
+const MunicipalityCandidate = Schema.Struct({
+  code: Schema.String,
+  state_code: Schema.String,
+  name: Schema.String,
+  name_folded: Schema.String,
+  score: Schema.Number
+})
+const decodeCandidates = Schema.decodeUnknown(Schema.Array(MunicipalityCandidate))
+
+/** A fuzzy spelling is accepted when its trigram similarity to a canonical name reaches this. */
+const municipalityMatchThreshold = 0.45
+
+/**
+ * Resolves a free-text municipality to the catalog's canonical spelling: an exact folded name first, else the
+ * closest spelling above the threshold. A name shared by municipalities of several states (Guadalupe) selects
+ * all of them unless a state narrows it. Nothing close enough gives `unknown_filter_value` with suggestions.
+ */
+const resolveMunicipality = (
+  sql: SqlClient.SqlClient,
+  raw: string,
+  stateCode: string | undefined
+): Effect.Effect<
+  { readonly name: string; readonly codes: ReadonlyArray<string>; readonly normalization: Normalization | undefined },
+  MarketDataRefusal
+> =>
+  Effect.gen(function*() {
+    const folded = foldWords(raw)
+    const inState = stateCode === undefined ? sql`TRUE` : sql`m.state_code = ${stateCode}`
+    const candidates = yield* sql`
+      SELECT m.code, m.state_code, m.name, m.name_folded, similarity(m.name_folded, ${folded})::float8 AS score
+      FROM market.municipalities m
+      WHERE ${inState}
+      ORDER BY (m.name_folded = ${folded}) DESC, similarity(m.name_folded, ${folded}) DESC, m.code
+      LIMIT 40`.pipe(Effect.flatMap(decodeCandidates), Effect.orDie)
+    const best = candidates[0]
+    if (best === undefined || (best.name_folded !== folded && best.score < municipalityMatchThreshold)) {
+      const suggestions = [...new Set(candidates.slice(0, 3).map((c) => c.name))]
+      return yield* refuse(
+        "unknown_filter_value",
+        `"${excerpt(raw)}" is not a municipality${stateCode === undefined ? "" : " of that state"} in the INEGI catalog.`,
+        suggestions.length > 0
+          ? `Did you mean ${suggestions.map((n) => `"${n}"`).join(", ")}? Send that as municipality, or drop it.`
+          : "Send a municipality name as INEGI spells it, or drop municipality.",
+        { field: "municipality" }
+      )
+    }
+    const chosen = candidates.filter((c) => c.name_folded === best.name_folded)
+    const codes = chosen.map((c) => c.code).sort()
+    const exact = best.name_folded === folded
+    const where = stateCode === undefined && chosen.length > 1 ? ` (${chosen.length} municipalities of that name)` : ""
+    return {
+      name: best.name,
+      codes,
+      normalization: best.name === raw && where === ""
+        ? undefined
+        : {
+          field: "municipality",
+          from: raw,
+          to: `${best.name}${where}`,
+          reason: exact ? "municipality name matched ignoring accents and case" : "closest municipality spelling in the INEGI catalog"
+        }
+    }
+  })
+
 /**
  * Resolves the narrowing fields against the snapshot: refuses a request with no narrowing dimension
  * (`query_too_broad`), an unknown state, a malformed RFC, unknown sources and queries without searchable
@@ -108,12 +176,12 @@ export const narrow = (
     const normalizations: Array<Normalization> = []
     const query = input.query?.trim()
     const hasNarrowing = query !== undefined || input.state !== undefined || input.scian_codes !== undefined ||
-      input.source_slugs !== undefined || input.rfc !== undefined
+      input.source_slugs !== undefined || input.rfc !== undefined || input.municipality !== undefined
     if (!hasNarrowing) {
       return yield* refuse(
         "query_too_broad",
         "A supplier read needs at least one narrowing dimension; the whole market is not offered.",
-        "Add at least one of: query, state, scian_codes, rfc."
+        "Add at least one of: query, state, municipality, scian_codes, rfc."
       )
     }
 
@@ -147,6 +215,11 @@ export const narrow = (
         if (resolved.matchedBy === "alias") recognizedAliases.push(input.state)
       }
     }
+
+    const municipality = input.municipality === undefined
+      ? undefined
+      : yield* resolveMunicipality(sql, input.municipality, stateCode)
+    if (municipality !== undefined && municipality.normalization !== undefined) normalizations.push(municipality.normalization)
 
     let rfc: string | undefined
     if (input.rfc !== undefined) {
@@ -207,6 +280,7 @@ export const narrow = (
       query: query ?? null,
       mode: query === undefined ? null : appliedMode,
       state: stateCode ?? null,
+      municipality: municipality?.codes ?? null,
       scian_codes: scianCodes ?? null,
       rfc: rfc ?? null,
       source_slugs: sourceSlugs ?? null
@@ -215,6 +289,7 @@ export const narrow = (
       sql`o.snapshot_id = ${snapshotId}`,
       sql`o.source_slug IN (SELECT slug FROM market.sources WHERE licensed_for_display)`,
       ...(stateCode === undefined ? [] : [sql`o.state_code = ${stateCode}`]),
+      ...(municipality === undefined ? [] : [sql`o.municipality_code IN ${sql.in(municipality.codes)}`]),
       ...(rfc === undefined ? [] : [sql`o.rfc = ${rfc}`]),
       ...(scianCodes === undefined ? [] : [sql.or(scianCodes.map((code) => sql`o.scian_code LIKE ${`${code}%`}`))]),
       ...(sourceSlugs === undefined ? [] : [sql`o.source_slug IN ${sql.in(sourceSlugs)}`]),
@@ -222,6 +297,7 @@ export const narrow = (
     ]
     const filterNames = [
       ...(stateCode === undefined ? [] : ["state"]),
+      ...(municipality === undefined ? [] : ["municipality"]),
       ...(scianCodes === undefined ? [] : ["scian_codes"]),
       ...(rfc === undefined ? [] : ["rfc"]),
       ...(sourceSlugs === undefined ? [] : ["source_slugs"])
@@ -237,6 +313,7 @@ export const narrow = (
       request: {
         ...(query === undefined ? {} : { query }),
         ...(stateCode === undefined ? {} : { state: stateCode }),
+        ...(municipality === undefined ? {} : { municipality: { name: municipality.name, codes: municipality.codes } }),
         ...(scianCodes === undefined ? {} : { scian_codes: scianCodes }),
         ...(rfc === undefined ? {} : { rfc }),
         // Source identifiers never leave the layer, not even echoed back.
