@@ -65,7 +65,7 @@ describe("CommandTree", () => {
     })
 
     it("names the level of an unknown word, and a branch the words stop at", () => {
-      const unknown = resolve(["market", "opportunities", "search"])
+      const unknown = resolve(["market", "tenders", "search"])
       assert.strictEqual(unknown._tag, "Unknown")
       assert.strictEqual(words(unknown), "service market")
       assert.deepInclude(resolve(["ops", "unload"]), { _tag: "Unknown", word: "unload" })

@@ -13,6 +13,9 @@ const supplierCommands = MarketOperations.group.operations
   .filter((op) => op.surfaces.cli && op.cli.words[0] === "suppliers")
   .map((op) => op.cli.words[1])
   .join(", ")
+// The first command words under `service market`, in declaration order as the tree lists them.
+const marketCommands = [...new Set(MarketOperations.group.operations.filter((op) => op.surfaces.cli).map((op) => op.cli.words[0]))]
+  .join(", ")
 import * as Toy from "./support/ToyGroup.js"
 
 const groups = [MarketOperations.group, Toy.group]
@@ -116,7 +119,7 @@ describe("Help", () => {
     for (
       const [args, level, choices] of [
         [["markt"], "service", "market, toy"],
-        [["market", "supplier", "search"], "service market", "capabilities, suppliers"],
+        [["market", "supplier", "search"], "service market", marketCommands],
         [["market", "suppliers", "frobnicate"], "service market suppliers", supplierCommands],
         [["--api-key", "k", "toy", "things", "delete"], "service toy things", "aggregate, get, list"]
       ] as const

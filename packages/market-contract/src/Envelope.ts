@@ -78,7 +78,11 @@ export const SemanticWarningCode = Schema.Literal(
   "cog_partida_totals_may_exceed_corpus",
   "observation_not_company",
   "approximate_name_match",
-  "query_mode_relaxed"
+  "query_mode_relaxed",
+  "listing_not_conviction",
+  "award_not_payment",
+  "status_as_loaded",
+  "permit_as_granted"
 )
 
 /** @since 0.1.0 @category models */

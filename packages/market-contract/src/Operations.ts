@@ -22,6 +22,11 @@ import { type CorpusBasis, Envelope, QueryMode, SCHEMA_VERSION } from "./Envelop
 import { type Facet, facets as allFacets, MarketData, type ObservedValue } from "./MarketData.js"
 import { defaultPageSize, maxPageSize } from "./Limits.js"
 import { codec, type MarketDataRefusal, refuse } from "./MarketError.js"
+import { aggregateAwards } from "./AwardAggregates.js"
+import { getSupplierHistory, searchAwards } from "./Awards.js"
+import { screenRisks, searchRisks } from "./Risks.js"
+import { getOpportunity, searchOpportunities } from "./Opportunities.js"
+import { searchPermits } from "./Permits.js"
 import { compareSegmentsOperation } from "./SupplierSegments.js"
 import {
   countSuppliers as countSuppliers_,
@@ -262,7 +267,8 @@ export const coverage = Operation.make({
 })
 
 /**
- * The operations of the market-data contract, in the order capabilities and the 404 body list them.
+ * The operations of the market-data contract, in the spec's order: the order capabilities, the 404 body, the tool
+ * list and the command tree show them.
  *
  * @since 0.1.0 @category operations
  */
@@ -270,8 +276,16 @@ export const operations: ReadonlyArray<Operation.AnyOperation<Requirements>> = [
   marketCapabilities,
   searchSuppliers,
   getSupplier,
+  countSuppliers,
   compareSegmentsOperation,
-  countSuppliers
+  searchOpportunities,
+  getOpportunity,
+  searchAwards,
+  getSupplierHistory,
+  aggregateAwards,
+  searchRisks,
+  screenRisks,
+  searchPermits
 ]
 
 /**

@@ -19,6 +19,8 @@ const Row = Schema.Struct({
   })
 })
 
+const OtherRow = Schema.Struct({ source_slug: Schema.String, source_record_id: Schema.String, publisher: Schema.String })
+
 /**
  * Strings no abstracted response may contain: source slugs, source record ids (long enough to be distinctive), publisher
  * identities and every contact coordinate held in the corpus.
@@ -30,7 +32,22 @@ export const forbiddenValues: Effect.Effect<ReadonlyArray<string>, never, SqlCli
     FROM market.supplier_observations o JOIN market.sources s ON s.slug = o.source_slug`.pipe(
     Effect.flatMap(Schema.decodeUnknown(Schema.Array(Row)))
   )
+  // Every other record kind: its sources, their publishers and its source record ids.
+  const others = yield* sql`
+    SELECT k.source_slug, k.source_record_id, s.publisher FROM (
+      SELECT source_slug, source_record_id FROM market.opportunities
+      UNION ALL SELECT source_slug, source_record_id FROM market.awards
+      UNION ALL SELECT source_slug, source_record_id FROM market.risk_marks
+      UNION ALL SELECT source_slug, source_record_id FROM market.permits
+    ) k JOIN market.sources s ON s.slug = k.source_slug`.pipe(
+    Effect.flatMap(Schema.decodeUnknown(Schema.Array(OtherRow)))
+  )
   const values = new Set<string>()
+  for (const row of others) {
+    values.add(row.source_slug)
+    values.add(row.publisher)
+    if (row.source_record_id.length >= 5) values.add(`"${row.source_record_id}"`)
+  }
   for (const row of rows) {
     values.add(row.source_slug)
     values.add(row.publisher)

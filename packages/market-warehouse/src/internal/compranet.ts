@@ -294,7 +294,8 @@ const actionabilityReason = (
     signedOn === null ? null : `signed ${signedOn}`,
     startOn === null && endOn === null ? null : `period ${startOn ?? "?"} to ${endOn ?? "?"}`
   ].filter((part) => part !== null)
-  return `awarded: CompraNet lists a contract under this procedure (${statusPart}${
+  // The reason is served to callers: it names no source system or publisher.
+  return `awarded: a contract is published under this procedure (${statusPart}${
     dates.length > 0 ? `; ${dates.join(", ")}` : ""
   }); historical record, not open`
 }
