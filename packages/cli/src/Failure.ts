@@ -39,7 +39,7 @@ export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode]
  * - `Refused`: the domain's refusal, from the server (`status` is the HTTP status) or from the local schema
  *   check before any call (`status` undefined). `body` is the wire body (or, locally, the body the server
  *   would have sent without its `statusCode` and `request_id`).
- * - `Denied`: 401, 403, an unknown workspace, or no API key.
+ * - `Denied`: 401, 402 (credits exhausted), 403, 429 (rate limited), an unknown workspace, or no API key.
  * - `Unexpected`: an undeclared answer or a bug; `body` is the wire body when there was one.
  *
  * @since 0.1.0 @category models

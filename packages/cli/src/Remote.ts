@@ -165,10 +165,12 @@ export const failureOf = (
   }
   // A 404 listing operations or naming the endpoint is the router's: the server does not serve this call.
   const routeNotFound = status === 404 && Predicate.isRecord(body) && ("operations" in body || "endpoint" in body)
-  if (status === 401 || status === 403 || (status === 404 && !routeNotFound)) {
+  // Credits and rate limits refuse the call like a permission does: the message says when it can succeed.
+  if (status === 401 || status === 402 || status === 403 || status === 429 || (status === 404 && !routeNotFound)) {
     return Failure.Failure.Denied({
       status,
-      code: code ?? (status === 401 ? "UNAUTHENTICATED" : status === 403 ? "FORBIDDEN" : "NOT_FOUND"),
+      code: code ??
+        (status === 401 ? "UNAUTHENTICATED" : status === 402 ? "CREDITS_EXHAUSTED" : status === 403 ? "FORBIDDEN" : status === 429 ? "RATE_LIMITED" : "NOT_FOUND"),
       message: message ?? (status === 404 ? "No such workspace for this credential." : "Access denied."),
       requestId,
       body

@@ -5,6 +5,7 @@
  */
 import accounts from "./migrations/0001_accounts.js"
 import usage from "./migrations/0002_usage.js"
+import credits from "./migrations/0003_credits.js"
 
 /** @since 0.1.0 @category migrations */
 export const migrations = {
@@ -12,6 +13,7 @@ export const migrations = {
   dependsOn: ["storage"],
   migrations: {
     "0001_accounts": accounts,
-    "0002_usage": usage
+    "0002_usage": usage,
+    "0003_credits": credits
   }
 } as const

@@ -1,12 +1,18 @@
 /**
- * Metering: every successful call of a metered operation counts one unit for the caller's workspace
- * (spec: one aggregate response costs one credit whatever its group count; discovery is free). Counted
- * per UTC day in `core.usage`, so usage is readable and shared by every node.
+ * Metering on a credit ledger per workspace. Every metered call is charged before it runs (one insight credit:
+ * one aggregate response costs one credit whatever its group count; discovery is free) by one conditional
+ * update that never takes the balance below zero, and refunded in the same ledger when it fails or is
+ * interrupted, so a refused call costs nothing and a served one costs exactly once. A charge the balance
+ * cannot cover is refused with {@link CreditsExhausted} and recorded. Each workspace receives its monthly
+ * allowance on its first metered call of a UTC month. Successful calls are also counted per operation and
+ * day in `core.usage`.
  *
  * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Clock from "effect/Clock"
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -17,37 +23,360 @@ export const Usage = Schema.Struct({ operation: Schema.String, day: Schema.Strin
 /** @since 0.1.0 @category models */
 export type Usage = typeof Usage.Type
 
+/**
+ * What a workspace can see of its credits: the balance, the monthly allowance and when it renews, and the
+ * consumption per operation over the last 30 days.
+ *
+ * @since 0.1.0 @category models
+ */
+export const Account = Schema.Struct({
+  balance: Schema.Number.annotations({ description: "Insight credits left." }),
+  monthly_allowance: Schema.Number.annotations({ description: "Credits granted on the first metered call of each UTC month." }),
+  period: Schema.String.annotations({ description: "The current allowance period (YYYY-MM, UTC)." }),
+  renews_on: Schema.String.annotations({ description: "When the next allowance is granted (YYYY-MM-DD, UTC)." }),
+  consumption: Schema.Array(Schema.Struct({
+    operation: Schema.String,
+    calls: Schema.Number.annotations({ description: "Metered calls served in the last 30 days." }),
+    credits: Schema.Number.annotations({ description: "Credits those calls cost, refunds deducted." }),
+    refused_for_credits: Schema.Number.annotations({ description: "Calls refused with credits_exhausted in the last 30 days." })
+  })).annotations({ description: "Per operation, last 30 days, most credits first." })
+}).annotations({ identifier: "CreditAccount" })
+/** @since 0.1.0 @category models */
+export type Account = typeof Account.Type
+
+/**
+ * A metered call the workspace's balance cannot cover. Nothing ran and nothing was debited.
+ *
+ * @since 0.1.0 @category errors
+ */
+export class CreditsExhausted extends Schema.TaggedError<CreditsExhausted>("@service/core/CreditsExhausted")(
+  "CreditsExhausted",
+  {
+    operation: Schema.String,
+    price: Schema.Number,
+    balance: Schema.Number,
+    renewsOn: Schema.String
+  }
+) {
+  override get message(): string {
+    return `This workspace has ${this.balance} insight credit(s) left and ${this.operation} costs ${this.price}; ` +
+      `the monthly allowance is granted again on ${this.renewsOn}.`
+  }
+  /** The semantic code every transport reports. */
+  get semanticCode(): "credits_exhausted" {
+    return "credits_exhausted"
+  }
+  /** The one recovery action for it. */
+  get recoveryAction(): "wait_for_allowance_or_add_credits" {
+    return "wait_for_allowance_or_add_credits"
+  }
+  get suggestedCorrection(): string {
+    return `Retry after ${this.renewsOn}, when the monthly allowance is granted, or ask a workspace owner to add credits. ` +
+      `Capabilities discovery stays free meanwhile.`
+  }
+}
+
+/**
+ * A debit made for one call; refund it if the call does not succeed.
+ *
+ * @since 0.1.0 @category models
+ */
+export interface Charge {
+  readonly ledgerId: string
+  readonly workspaceId: string
+  readonly credits: number
+}
+
 /** @since 0.1.0 @category tags */
 export class Meter extends Context.Tag("@service/core/Meter")<Meter, {
-  /** Adds `units` for the workspace and operation today. */
+  /** Debits `credits` before the call runs, granting the month's allowance first when due. */
+  readonly charge: (call: {
+    readonly workspaceId: string
+    readonly operation: string
+    readonly requestId: string
+    readonly credits: number
+  }) => Effect.Effect<Charge, CreditsExhausted>
+  /** Gives a charge back (once, however often it is asked). */
+  readonly refund: (charge: Charge, note: string) => Effect.Effect<void>
+  /** Counts `units` served for the workspace and operation today. */
   readonly record: (usage: { readonly workspaceId: string; readonly operation: string; readonly units: number }) => Effect.Effect<void>
-  /** The workspace's usage, newest day first. */
+  /** The workspace's served calls, newest day first. */
   readonly usage: (workspaceId: string) => Effect.Effect<ReadonlyArray<Usage>>
+  /** Adds credits outside the monthly allowance (operators, purchases, tests). */
+  readonly grant: (grant: { readonly workspaceId: string; readonly credits: number; readonly note: string }) => Effect.Effect<void>
+  /** Balance, allowance and the last 30 days' consumption per operation. */
+  readonly account: (workspaceId: string) => Effect.Effect<Account>
 }>() {}
 
+/**
+ * Insight credits granted to every workspace each UTC month: `SERVICE_MONTHLY_INSIGHT_CREDITS`, default 10,000.
+ *
+ * @since 0.1.0 @category config
+ */
+export const monthlyAllowanceConfig = Config.integer("SERVICE_MONTHLY_INSIGHT_CREDITS").pipe(
+  Config.withDefault(10_000),
+  Config.validate({ message: "must be an integer of 0 or more", validation: (n) => n >= 0 }),
+  Config.withDescription("Insight credits granted to each workspace on its first metered call of each UTC month.")
+)
+
 const UsageRow = Schema.Struct({ operation: Schema.String, day: Schema.String, units: Schema.NumberFromString })
-const decodeRows = Schema.decodeUnknown(Schema.Array(UsageRow))
+const decodeUsage = Schema.decodeUnknown(Schema.Array(UsageRow))
+const IdRow = Schema.Array(Schema.Struct({ id: Schema.String }))
+const decodeIds = Schema.decodeUnknown(IdRow)
+const BalanceRow = Schema.Array(Schema.Struct({ balance: Schema.NumberFromString }))
+const decodeBalance = Schema.decodeUnknown(BalanceRow)
+const ConsumptionRow = Schema.Array(Schema.Struct({
+  operation: Schema.String,
+  calls: Schema.NumberFromString,
+  credits: Schema.NumberFromString,
+  refused: Schema.NumberFromString
+}))
+const decodeConsumption = Schema.decodeUnknown(ConsumptionRow)
+
+const periodOf = (now: number) => new Date(now).toISOString().slice(0, 7)
+const renewalOf = (now: number) => {
+  const date = new Date(now)
+  return new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1)).toISOString().slice(0, 10)
+}
 
 /** @since 0.1.0 @category constructors */
-export const makeSql = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  return Meter.of({
-    record: ({ operation, units, workspaceId }) =>
+export const makeSql = (options: { readonly monthlyAllowance: number }) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const credit = (workspaceId: string, credits: number) =>
+      sql`INSERT INTO core.credit_balances (workspace_id, balance) VALUES (${workspaceId}, ${credits})
+          ON CONFLICT (workspace_id) DO UPDATE SET balance = core.credit_balances.balance + EXCLUDED.balance`
+
+    // The month's allowance, at most once per workspace and period (the unique index decides under races).
+    const grantAllowance = (workspaceId: string, now: number) =>
+      Effect.gen(function*() {
+        const granted = yield* sql`INSERT INTO core.credit_ledger (workspace_id, kind, credits, period, note)
+          VALUES (${workspaceId}, 'grant', ${options.monthlyAllowance}, ${periodOf(now)}, 'monthly allowance')
+          ON CONFLICT (workspace_id, period) WHERE kind = 'grant' DO NOTHING
+          RETURNING id::text AS id`.pipe(Effect.flatMap(decodeIds))
+        if (granted.length > 0) yield* credit(workspaceId, options.monthlyAllowance)
+      })
+
+    const balanceOf = (workspaceId: string) =>
+      Effect.map(
+        sql`SELECT balance::text AS balance FROM core.credit_balances WHERE workspace_id = ${workspaceId}`.pipe(
+          Effect.flatMap(decodeBalance)
+        ),
+        (rows) => rows[0]?.balance ?? 0
+      )
+
+    const charge = ({ credits, operation, requestId, workspaceId }: Parameters<Meter["Type"]["charge"]>[0]) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const outcome = yield* sql.withTransaction(Effect.gen(function*() {
+          yield* grantAllowance(workspaceId, now)
+          const debited = yield* sql`UPDATE core.credit_balances SET balance = balance - ${credits}
+            WHERE workspace_id = ${workspaceId} AND balance >= ${credits}
+            RETURNING balance::text AS balance`.pipe(Effect.flatMap(decodeBalance))
+          if (debited.length === 0) {
+            yield* sql`INSERT INTO core.credit_ledger (workspace_id, kind, credits, operation, request_id, note)
+              VALUES (${workspaceId}, 'refused', 0, ${operation}, ${requestId}, 'balance below the price')`
+            return { _tag: "Refused" as const, balance: yield* balanceOf(workspaceId) }
+          }
+          const ids = yield* sql`INSERT INTO core.credit_ledger (workspace_id, kind, credits, operation, request_id)
+            VALUES (${workspaceId}, 'debit', ${-credits}, ${operation}, ${requestId})
+            RETURNING id::text AS id`.pipe(Effect.flatMap(decodeIds))
+          return { _tag: "Charged" as const, ledgerId: ids[0]?.id ?? "" }
+        })).pipe(Effect.orDie)
+        if (outcome._tag === "Refused") {
+          return yield* new CreditsExhausted({ operation, price: credits, balance: outcome.balance, renewsOn: renewalOf(now) })
+        }
+        return { ledgerId: outcome.ledgerId, workspaceId, credits }
+      }).pipe(Effect.withSpan("Meter.charge"))
+
+    const refund = (charge: Charge, note: string) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const refunded = yield* sql`INSERT INTO core.credit_ledger (workspace_id, kind, credits, operation, request_id, refund_of, note)
+          SELECT workspace_id, 'refund', ${charge.credits}, operation, request_id, id, ${note}
+          FROM core.credit_ledger WHERE id = ${charge.ledgerId}::bigint AND kind = 'debit'
+          ON CONFLICT (refund_of) WHERE kind = 'refund' DO NOTHING
+          RETURNING id::text AS id`.pipe(Effect.flatMap(decodeIds))
+        if (refunded.length > 0) yield* credit(charge.workspaceId, charge.credits)
+      })).pipe(Effect.orDie, Effect.withSpan("Meter.refund"))
+
+    const record = ({ operation, units, workspaceId }: Parameters<Meter["Type"]["record"]>[0]) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const day = new Date(now).toISOString().slice(0, 10)
         yield* sql`INSERT INTO core.usage (workspace_id, operation, day, units)
           VALUES (${workspaceId}, ${operation}, ${day}::date, ${units})
           ON CONFLICT (workspace_id, day, operation) DO UPDATE SET units = core.usage.units + EXCLUDED.units`
-      }).pipe(Effect.orDie, Effect.withSpan("Meter.record")),
-    usage: (workspaceId) =>
+      }).pipe(Effect.orDie, Effect.withSpan("Meter.record"))
+
+    const usage = (workspaceId: string) =>
       sql`SELECT operation, to_char(day, 'YYYY-MM-DD') AS day, units::text AS units
           FROM core.usage WHERE workspace_id = ${workspaceId} ORDER BY day DESC, operation`.pipe(
-        Effect.flatMap(decodeRows),
+        Effect.flatMap(decodeUsage),
         Effect.orDie
       )
+
+    const grant = ({ credits, note, workspaceId }: Parameters<Meter["Type"]["grant"]>[0]) =>
+      sql.withTransaction(Effect.gen(function*() {
+        yield* sql`INSERT INTO core.credit_ledger (workspace_id, kind, credits, note)
+          VALUES (${workspaceId}, 'grant', ${credits}, ${note})`
+        yield* credit(workspaceId, credits)
+      })).pipe(Effect.orDie, Effect.withSpan("Meter.grant"))
+
+    const account = (workspaceId: string) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const since = new Date(now - 30 * 24 * 3600 * 1000).toISOString()
+        // Reading the account grants the month's allowance when due, so the balance shown is spendable.
+        yield* sql.withTransaction(grantAllowance(workspaceId, now))
+        const balance = yield* balanceOf(workspaceId)
+        const rows = yield* sql`SELECT operation, calls::text AS calls, credits::text AS credits, refused::text AS refused
+          FROM (
+            SELECT operation,
+              count(*) FILTER (WHERE kind = 'debit') AS calls,
+              -coalesce(sum(credits) FILTER (WHERE kind IN ('debit', 'refund')), 0) AS credits,
+              count(*) FILTER (WHERE kind = 'refused') AS refused
+            FROM core.credit_ledger
+            WHERE workspace_id = ${workspaceId} AND operation IS NOT NULL AND created_at >= ${since}::timestamptz
+            GROUP BY operation
+          ) t ORDER BY credits DESC, operation`.pipe(Effect.flatMap(decodeConsumption))
+        const refundedCalls = yield* sql`SELECT d.operation, count(*)::text AS calls, '0' AS credits, '0' AS refused
+          FROM core.credit_ledger r JOIN core.credit_ledger d ON d.id = r.refund_of
+          WHERE r.workspace_id = ${workspaceId} AND r.kind = 'refund' AND r.created_at >= ${since}::timestamptz
+          GROUP BY d.operation`.pipe(Effect.flatMap(decodeConsumption))
+        return {
+          balance,
+          monthly_allowance: options.monthlyAllowance,
+          period: periodOf(now),
+          renews_on: renewalOf(now),
+          consumption: rows.map((row) => ({
+            operation: row.operation,
+            // A refunded call was not served.
+            calls: row.calls - (refundedCalls.find((r) => r.operation === row.operation)?.calls ?? 0),
+            credits: row.credits,
+            refused_for_credits: row.refused
+          }))
+        }
+      }).pipe(Effect.orDie, Effect.withSpan("Meter.account"))
+
+    return Meter.of({ charge, refund, record, usage, grant, account })
   })
-})
 
 /** @since 0.1.0 @category layers */
-export const layerSql: Layer.Layer<Meter, never, SqlClient.SqlClient> = Layer.effect(Meter, makeSql)
+export const layerSql: Layer.Layer<Meter, ConfigError.ConfigError, SqlClient.SqlClient> = Layer.effect(
+  Meter,
+  Effect.flatMap(monthlyAllowanceConfig, (monthlyAllowance) => makeSql({ monthlyAllowance }))
+)
+
+/**
+ * {@link makeSql} with a fixed allowance, for tests.
+ *
+ * @since 0.1.0 @category layers
+ */
+export const layerSqlWith = (options: { readonly monthlyAllowance: number }): Layer.Layer<Meter, never, SqlClient.SqlClient> =>
+  Layer.effect(Meter, makeSql(options))
+
+/**
+ * The same ledger in memory, for in-process hosts without a database and for transport tests. Single
+ * process only: nothing is shared between processes or kept across restarts.
+ *
+ * @since 0.1.0 @category layers
+ */
+export const layerMemory = (options: { readonly monthlyAllowance: number }): Layer.Layer<Meter> =>
+  Layer.sync(Meter, () => {
+    interface Entry {
+      readonly id: number
+      readonly workspaceId: string
+      readonly kind: "grant" | "debit" | "refund" | "refused"
+      readonly credits: number
+      readonly operation: string | undefined
+      readonly period: string | undefined
+      readonly refundOf: number | undefined
+      readonly at: number
+    }
+    const ledger: Array<Entry> = []
+    const balances = new Map<string, number>()
+    const served = new Map<string, number>()
+    const append = (entry: Omit<Entry, "id">) => {
+      const id = ledger.length + 1
+      ledger.push({ ...entry, id })
+      if (entry.kind !== "debit") balances.set(entry.workspaceId, (balances.get(entry.workspaceId) ?? 0) + entry.credits)
+      return id
+    }
+    const grantAllowance = (workspaceId: string, now: number) => {
+      const period = periodOf(now)
+      if (!ledger.some((e) => e.kind === "grant" && e.workspaceId === workspaceId && e.period === period)) {
+        append({ workspaceId, kind: "grant", credits: options.monthlyAllowance, operation: undefined, period, refundOf: undefined, at: now })
+      }
+    }
+    return Meter.of({
+      charge: ({ credits, operation, workspaceId }) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          grantAllowance(workspaceId, now)
+          const balance = balances.get(workspaceId) ?? 0
+          if (balance < credits) {
+            append({ workspaceId, kind: "refused", credits: 0, operation, period: undefined, refundOf: undefined, at: now })
+            return Effect.fail(new CreditsExhausted({ operation, price: credits, balance, renewsOn: renewalOf(now) }))
+          }
+          balances.set(workspaceId, balance - credits)
+          const id = append({ workspaceId, kind: "debit", credits: -credits, operation, period: undefined, refundOf: undefined, at: now })
+          return Effect.succeed({ ledgerId: String(id), workspaceId, credits })
+        }),
+      refund: (charge) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Effect.sync(() => {
+            const debit = ledger.find((e) => String(e.id) === charge.ledgerId && e.kind === "debit")
+            if (debit === undefined || ledger.some((e) => e.kind === "refund" && e.refundOf === debit.id)) return
+            append({
+              workspaceId: debit.workspaceId,
+              kind: "refund",
+              credits: charge.credits,
+              operation: debit.operation,
+              period: undefined,
+              refundOf: debit.id,
+              at: now
+            })
+          })),
+      record: ({ operation, units, workspaceId }) =>
+        Effect.sync(() => void served.set(`${workspaceId}\u0000${operation}`, (served.get(`${workspaceId}\u0000${operation}`) ?? 0) + units)),
+      usage: (workspaceId) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Effect.sync(() =>
+            [...served].filter(([key]) => key.startsWith(`${workspaceId}\u0000`)).map(([key, units]) => ({
+              operation: key.slice(workspaceId.length + 1),
+              day: new Date(now).toISOString().slice(0, 10),
+              units
+            }))
+          )),
+      grant: ({ credits, workspaceId }) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Effect.sync(() =>
+            void append({ workspaceId, kind: "grant", credits, operation: undefined, period: undefined, refundOf: undefined, at: now })
+          )),
+      account: (workspaceId) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Effect.sync(() => {
+            grantAllowance(workspaceId, now)
+            const recent = ledger.filter((e) => e.workspaceId === workspaceId && e.operation !== undefined && e.at >= now - 30 * 24 * 3600 * 1000)
+            const operations = [...new Set(recent.map((e) => e.operation ?? ""))]
+            const consumption = operations.map((operation) => {
+              const mine = recent.filter((e) => e.operation === operation)
+              const refunds = mine.filter((e) => e.kind === "refund").length
+              return {
+                operation,
+                calls: mine.filter((e) => e.kind === "debit").length - refunds,
+                // 0 - x, not -x: a net of zero must not read as -0.
+                credits: 0 - mine.filter((e) => e.kind === "debit" || e.kind === "refund").reduce((sum, e) => sum + e.credits, 0),
+                refused_for_credits: mine.filter((e) => e.kind === "refused").length
+              }
+            }).sort((a, b) => b.credits - a.credits || a.operation.localeCompare(b.operation))
+            return {
+              balance: balances.get(workspaceId) ?? 0,
+              monthly_allowance: options.monthlyAllowance,
+              period: periodOf(now),
+              renews_on: renewalOf(now),
+              consumption
+            }
+          }))
+    })
+  })

@@ -13,14 +13,16 @@
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { Forbidden } from "./AuthError.js"
 import { requireScope } from "./Authorization.js"
-import { Meter } from "./Meter.js"
+import { type CreditsExhausted, Meter } from "./Meter.js"
 import type { Principal, Scope } from "./Principal.js"
 import { RateLimiter, type RateLimited } from "./RateLimiter.js"
 import * as Refusal from "./Refusal.js"
-import { RequestContext, type RequestId } from "./RequestContext.js"
+import { Caller, RequestContext, type RequestId } from "./RequestContext.js"
 
 /**
  * MCP tool annotations, as `@effect/ai`'s `Tool` annotates them (`Readonly`, `Destructive`, `Idempotent`,
@@ -393,6 +395,13 @@ export const servedOn = <R>(group: Group<R>, surface: keyof Surfaces): ReadonlyA
  *
  * @since 0.1.0 @category errors
  */
+/**
+ * What {@link execute} provides every operation it runs: the request context and the caller.
+ *
+ * @since 0.1.0 @category models
+ */
+export type Provided = RequestContext | Caller
+
 export class Refused extends Data.TaggedError("Refused")<{ readonly described: Refusal.Described }> {}
 
 /** @since 0.1.0 @category models */
@@ -415,24 +424,38 @@ export interface Invocation {
 export const execute = <R>(
   op: AnyOperation<R>,
   invocation: Invocation
-): Effect.Effect<unknown, Forbidden | RateLimited | Refused, Exclude<R, RequestContext> | Meter | RateLimiter> =>
+): Effect.Effect<unknown, Forbidden | RateLimited | CreditsExhausted | Refused, Exclude<R, Provided> | Meter | RateLimiter> =>
   Effect.gen(function*() {
     const { principal } = invocation
     yield* requireScope(principal, op.scopes)
     const limiter = yield* RateLimiter
     yield* limiter.consume(principal.workspace.id)
+    const meter = yield* Meter
+    // Charged before it runs, so two concurrent calls cannot both spend the last credit; given back below
+    // when the call does not succeed (refused, defect or interrupted).
+    const charge = op.metered
+      ? Option.some(
+        yield* meter.charge({ workspaceId: principal.workspace.id, operation: op.name, requestId: invocation.requestId, credits: 1 })
+      )
+      : Option.none()
     const run = invocation.canonical ? op.runCanonical : op.runModel
     const output = yield* run(invocation.input).pipe(
       Effect.catchAll((failure) => {
         const described = op.refusals.describe(failure)
         return described === undefined ? Effect.die(failure) : Effect.fail(new Refused({ described }))
       }),
-      Effect.provideService(RequestContext, { requestId: invocation.requestId, entrypoint: invocation.entrypoint })
+      Effect.provide(
+        Context.make(RequestContext, { requestId: invocation.requestId, entrypoint: invocation.entrypoint }).pipe(
+          Context.add(Caller, principal)
+        )
+      ),
+      Effect.onExit((exit) =>
+        Exit.isSuccess(exit) || Option.isNone(charge)
+          ? Effect.void
+          : meter.refund(charge.value, Exit.isInterrupted(exit) ? "interrupted" : "the call did not succeed")
+      )
     )
-    if (op.metered) {
-      const meter = yield* Meter
-      yield* meter.record({ workspaceId: principal.workspace.id, operation: op.name, units: 1 })
-    }
+    if (op.metered) yield* meter.record({ workspaceId: principal.workspace.id, operation: op.name, units: 1 })
     return output
   }).pipe(
     Effect.annotateLogs({ operation: op.name, requestId: invocation.requestId }),

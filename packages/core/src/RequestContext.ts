@@ -5,6 +5,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import type { Principal } from "./Principal.js"
 
 /**
  * Request ids are echoed to callers and logged; accept only a conservative alphabet from clients.
@@ -28,6 +29,15 @@ export class RequestContext extends Context.Tag("@service/core/RequestContext")<
   RequestContext,
   { readonly requestId: RequestId; readonly entrypoint: "http" | "mcp" | "cli" | "belt" }
 >() {}
+
+/**
+ * Who is calling: the authenticated principal an operation runs for (its workspace, person, role and scopes).
+ * `Operation.execute` provides it; in-process callers without a credential (the research belt) have none, so
+ * only operations that answer for a workspace require it.
+ *
+ * @since 0.1.0 @category tags
+ */
+export class Caller extends Context.Tag("@service/core/Caller")<Caller, Principal>() {}
 
 /**
  * A fresh request id: `req_` plus 24 hex characters.

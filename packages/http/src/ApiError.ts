@@ -89,6 +89,31 @@ export const RateLimitExceeded = Schema.Struct({
   })
 })
 
+/**
+ * 402: a metered call the workspace's insight credits cannot cover. Nothing ran and nothing was debited.
+ *
+ * @since 0.1.0 @category errors
+ */
+export const CreditsExhausted = Schema.Struct({
+  statusCode: Schema.Literal(402),
+  code: Schema.Literal("CREDITS_EXHAUSTED"),
+  message: Schema.String,
+  request_id: Schema.String,
+  semantic_code: Schema.Literal("credits_exhausted"),
+  suggested_correction: Schema.String,
+  retryable: Schema.Boolean,
+  recovery: Schema.Struct({ action: Schema.Literal("wait_for_allowance_or_add_credits") }),
+  balance: Schema.Number,
+  price: Schema.Number,
+  renews_on: Schema.String
+}).annotations({
+  identifier: "CreditsExhausted",
+  ...HttpApiSchema.annotations({
+    status: 402,
+    description: "The workspace's insight credits do not cover this call; nothing was debited."
+  })
+})
+
 /** @since 0.1.0 @category errors */
 export const PayloadTooLarge = Schema.Struct({
   statusCode: Schema.Literal(413),

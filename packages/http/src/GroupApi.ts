@@ -67,6 +67,7 @@ const statusDocs = <R>(group: Operation.Group<R>, op: Operation.AnyOperation<R>,
   add(403, `The credential has none of the scopes ${op.scopes.join(", ")}`)
   if (group.http.workspaceScoped) add(404, "No such workspace for this credential")
   add(429, "The workspace used its calls for this minute")
+  if (op.metered) add(402, "The workspace's insight credits do not cover this call (credits_exhausted); nothing was debited")
   if (body) {
     add(413, "The body is over the limit")
     add(415, "The body is not uncompressed JSON sent as application/json")
@@ -131,6 +132,7 @@ export const endpoint = <R>(group: Operation.Group<R>, op: Operation.AnyOperatio
     .addError(ApiError.RateLimitExceeded)
   for (const status of Refusal.statusesOf(codec, op.refuses)) e = e.addError(ApiError.refusal(codec, status))
   if (group.http.workspaceScoped) e = e.addError(ApiError.WorkspaceNotFound)
+  if (op.metered) e = e.addError(ApiError.CreditsExhausted)
   if (body) e = e.addError(ApiError.PayloadTooLarge).addError(ApiError.UnsupportedMediaType)
   const responses = statusDocs(group, op, body)
   const structural = codec.rules[codec.invalidInputCode]?.status

@@ -16,7 +16,6 @@ import * as Operation from "@service/core/Operation"
 import { CurrentPrincipal } from "@service/core/Principal"
 import type { RateLimiter } from "@service/core/RateLimiter"
 import * as Refusal from "@service/core/Refusal"
-import type { RequestContext } from "@service/core/RequestContext"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -32,7 +31,7 @@ import * as RequestId from "./RequestId.js"
 import * as Routes from "./Routes.js"
 
 /** What the handlers of groups needing `R` need. @since 0.1.0 @category models */
-export type Requirements<R> = Exclude<R, RequestContext> | Meter | RateLimiter
+export type Requirements<R> = Exclude<R, Operation.Provided> | Meter | RateLimiter
 
 /**
  * The canonical input of a call: the JSON body, the query parameters, or the query parameters with the
@@ -162,6 +161,20 @@ const handler = <R>(route: Routes.Route<R>, services: Context.Context<Requiremen
           limit_per_minute: failure.limit,
           retry_after_seconds: failure.retryAfterSeconds
         }, { "retry-after": String(failure.retryAfterSeconds) })
+      case "CreditsExhausted":
+        return ApiError.respond(ApiError.CreditsExhausted, 402, {
+          statusCode: 402,
+          code: "CREDITS_EXHAUSTED",
+          message: failure.message,
+          request_id: requestId,
+          semantic_code: failure.semanticCode,
+          suggested_correction: failure.suggestedCorrection,
+          retryable: false,
+          recovery: { action: failure.recoveryAction },
+          balance: failure.balance,
+          price: failure.price,
+          renews_on: failure.renewsOn
+        })
       case "Forbidden":
         return ApiError.respond(ApiError.Forbidden, 403, {
           statusCode: 403,

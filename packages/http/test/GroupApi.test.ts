@@ -56,6 +56,8 @@ const expectedStatuses = (group: Operation.Group<unknown>, op: Operation.AnyOper
   const statuses = new Set<number>([200, 401, 403, 429, ...Refusal.statusesOf(group.refusals, op.refuses)])
   statuses.add(group.refusals.rules[group.refusals.invalidInputCode]?.status ?? 0)
   if (group.http.workspaceScoped) statuses.add(404)
+  // A metered operation can find the workspace's credits exhausted; a free one never can.
+  if (op.metered) statuses.add(402)
   if (op.http.input.kind === "body") {
     statuses.add(413)
     statuses.add(415)

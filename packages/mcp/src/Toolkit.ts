@@ -18,7 +18,7 @@
  */
 import type { CallToolResult, McpServer, StandardSchemaWithJSON, ToolAnnotations } from "@modelcontextprotocol/server"
 import type { Forbidden } from "@service/core/AuthError"
-import type { Meter } from "@service/core/Meter"
+import type { CreditsExhausted, Meter } from "@service/core/Meter"
 import * as Operation from "@service/core/Operation"
 import type { Principal } from "@service/core/Principal"
 import type { RateLimited, RateLimiter } from "@service/core/RateLimiter"
@@ -39,7 +39,7 @@ import type * as AST from "effect/SchemaAST"
  *
  * @since 0.1.0 @category models
  */
-export type Requirements<R> = Exclude<R, RequestContext.RequestContext> | Meter | RateLimiter
+export type Requirements<R> = Exclude<R, Operation.Provided> | Meter | RateLimiter
 
 /** @since 0.1.0 @category models */
 export interface Options<R> {
@@ -146,6 +146,24 @@ export const RateLimitedError = Schema.Struct({
 }).annotations({ identifier: "RateLimitedError" })
 
 /**
+ * The workspace's insight credits do not cover a metered call; nothing ran and nothing was debited.
+ *
+ * @since 0.1.0 @category results
+ */
+export const CreditsExhaustedError = Schema.Struct({
+  code: Schema.Literal("CREDITS_EXHAUSTED"),
+  message: Schema.String,
+  request_id: Schema.String,
+  semantic_code: Schema.Literal("credits_exhausted"),
+  suggested_correction: Schema.String,
+  retryable: Schema.Boolean,
+  recovery: Schema.Struct({ action: Schema.Literal("wait_for_allowance_or_add_credits") }),
+  balance: Schema.Number,
+  price: Schema.Number,
+  renews_on: Schema.String
+}).annotations({ identifier: "CreditsExhaustedError" })
+
+/**
  * A domain refusal: the platform fields and the codec's block under its key (`market_data`...).
  *
  * @since 0.1.0 @category results
@@ -220,7 +238,7 @@ const outputSchemaOf = (
   if (!isObjectSchema(output)) return Option.none()
   const envelope = isEnvelopeSchema(output)
   const success = envelope ? withToolFields(output, definitions) : output
-  const errors = [RefusalError(op.refusals), ToolError, RateLimitedError].map((schema) => fromAst(schema.ast, definitions))
+  const errors = [RefusalError(op.refusals), ToolError, RateLimitedError, ...(op.metered ? [CreditsExhaustedError] : [])].map((schema) => fromAst(schema.ast, definitions))
   return Option.some({
     schema: withDefinitions({ type: "object", anyOf: [success, ...errors] }, definitions),
     envelope
@@ -356,6 +374,19 @@ export const make = <R>(options: Options<R>): Effect.Effect<Toolkit, never, Requ
         }, true)),
       Forbidden: (forbidden: Forbidden) =>
         Effect.succeed(result({ code: "FORBIDDEN", message: forbidden.message, request_id: requestId }, true)),
+      CreditsExhausted: (exhausted: CreditsExhausted) =>
+        Effect.succeed(result({
+          code: "CREDITS_EXHAUSTED",
+          message: exhausted.message,
+          request_id: requestId,
+          semantic_code: exhausted.semanticCode,
+          suggested_correction: exhausted.suggestedCorrection,
+          retryable: false,
+          recovery: { action: exhausted.recoveryAction },
+          balance: exhausted.balance,
+          price: exhausted.price,
+          renews_on: exhausted.renewsOn
+        }, true)),
       RateLimited: (limited: RateLimited) =>
         Effect.succeed(result({
           code: "RATE_LIMITED",

@@ -144,9 +144,9 @@ for (const target of TestDatabase.targets()) {
               })
               assert.deepStrictEqual(tool?._meta, { "service/metered": op.metered, "service/operation": op.name })
               assert.strictEqual(tool?.inputSchema.type, "object")
-              // One object schema admitting the success shape and every error shape.
+              // One object schema admitting the success shape and every error shape (credits only when metered).
               assert.strictEqual(tool?.outputSchema?.["type"], "object")
-              assert.lengthOf(decode(OutputSchema, tool?.outputSchema).anyOf, 4)
+              assert.lengthOf(decode(OutputSchema, tool?.outputSchema).anyOf, op.metered ? 5 : 4)
             }
             const search = client.tools.find((tool) => tool.name === "service_market_search_suppliers")
             assert.notInclude(Object.keys(search?.inputSchema.properties ?? {}), "source_slugs")

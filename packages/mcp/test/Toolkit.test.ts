@@ -113,10 +113,12 @@ const reader = principalWith(["market_data:read"])
 // In-memory ports: the metered units, and a limiter that refuses once `allowed` calls were made.
 const ports = (allowed: number) =>
   Effect.gen(function*() {
-    const units = yield* Ref.make(0)
+    const meter = yield* Effect.provide(Meter.Meter, Meter.layerMemory({ monthlyAllowance: 1_000 }))
+    // Served units across the workspace's operations, as the meter recorded them.
+    const units = Effect.map(meter.usage(reader.workspace.id), (rows) => rows.reduce((sum, row) => sum + row.units, 0))
     const calls = yield* Ref.make(0)
     const layer = Layer.mergeAll(
-      Layer.succeed(Meter.Meter, Meter.Meter.of({ record: (usage) => Ref.update(units, (n) => n + usage.units), usage: () => Effect.succeed([]) })),
+      Layer.succeed(Meter.Meter, meter),
       Layer.succeed(
         RateLimiter.RateLimiter,
         RateLimiter.RateLimiter.of({
@@ -191,7 +193,7 @@ describe("Toolkit", () => {
       const wiped = yield* kit.call("service_toy_wipe", {}, reader)
       assert.deepStrictEqual(wiped.structuredContent, { wiped: 3 })
       // find_words is metered, wipe is not.
-      assert.strictEqual(yield* Ref.get(units), 1)
+      assert.strictEqual(yield* units, 1)
     }))
 
   it.effect("maps refusals, missing scopes, rate limits and defects to error results", () =>
@@ -222,7 +224,7 @@ describe("Toolkit", () => {
       const limited = decodeError((yield* kit.call("service_toy_wipe", {}, reader)).structuredContent)
       assert.strictEqual(limited.code, "RATE_LIMITED")
       assert.strictEqual(limited.retry_after_seconds, 42)
-      assert.strictEqual(yield* Ref.get(units), 0)
+      assert.strictEqual(yield* units, 0)
     }))
 
   it.effect("refuses to derive two tools of one name, or a tool whose output is not an object", () =>

@@ -6,7 +6,7 @@
 import { Unauthenticated } from "@service/core/AuthError"
 import { Authenticator } from "@service/core/Authenticator"
 import { CredentialId, WorkspaceId, WorkspaceSlug } from "@service/core/Ids"
-import { Meter } from "@service/core/Meter"
+import * as Meter from "@service/core/Meter"
 import * as Operation from "@service/core/Operation"
 import { Principal, type Scope } from "@service/core/Principal"
 import { RateLimited, RateLimiter } from "@service/core/RateLimiter"
@@ -216,26 +216,11 @@ export const authenticator = Layer.succeed(Authenticator, {
   }
 })
 
-/** Counts in memory; three calls a minute for the `limited` workspace, no limit elsewhere. */
+/** Meters in memory; three calls a minute for the `limited` workspace, no limit elsewhere. */
 export const services = Layer.mergeAll(
   authenticator,
-  Layer.sync(Meter, () => {
-    const units = new Map<string, number>()
-    return Meter.of({
-      record: ({ operation, units: n, workspaceId }) =>
-        Effect.sync(() => {
-          units.set(`${workspaceId}/${operation}`, (units.get(`${workspaceId}/${operation}`) ?? 0) + n)
-        }),
-      usage: (workspaceId) =>
-        Effect.sync(() =>
-          [...units].filter(([key]) => key.startsWith(`${workspaceId}/`)).map(([key, n]) => ({
-            operation: key.slice(workspaceId.length + 1),
-            day: "today",
-            units: n
-          }))
-        )
-    })
-  }),
+  // The ledger in memory; the `broke` workspace has no allowance left after its first call.
+  Meter.layerMemory({ monthlyAllowance: 1_000_000 }),
   Layer.sync(RateLimiter, () => {
     let calls = 0
     return RateLimiter.of({

@@ -1,0 +1,172 @@
+import { assert, layer } from "@effect/vitest"
+import * as TestDatabase from "@service/storage/TestDatabase"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Accounts from "../src/Accounts.js"
+import * as CoreMigrations from "../src/CoreMigrations.js"
+import { CredentialId, WorkspaceSlug } from "../src/Ids.js"
+import * as Meter from "../src/Meter.js"
+import * as Operation from "../src/Operation.js"
+import { Principal } from "../src/Principal.js"
+import * as RateLimiter from "../src/RateLimiter.js"
+import * as Refusal from "../src/Refusal.js"
+import { RequestId } from "../src/RequestContext.js"
+
+class Gone extends Schema.TaggedError<Gone>()("Gone", { code: Schema.Literal("gone") }) {}
+
+const codec = Refusal.makeCodec({
+  key: "toy",
+  identifier: "Toy",
+  tag: "Gone",
+  is: (u: unknown): u is Gone => u instanceof Gone,
+  rules: { gone: { status: 404, retryable: false, action: "search_again", description: "the item is gone" } },
+  code: (r) => r.code,
+  message: () => "It is gone.",
+  toBlock: (r) => ({ code: r.code }),
+  block: Schema.Struct({ code: Schema.String }),
+  invalidInput: () => new Gone({ code: "gone" }),
+  invalidInputCode: "gone",
+  codeField: "code",
+  sample: (code) => new Gone({ code })
+})
+
+const Input = Schema.Struct({ word: Schema.String })
+
+// Metered unless it is the free twin; "gone" is refused, "boom" is a defect, anything else succeeds.
+const toy = (name: string, metered: boolean) =>
+  Operation.make({
+    name,
+    title: name,
+    description: name,
+    input: Input,
+    modelInput: Input,
+    output: Schema.Struct({ word: Schema.String }),
+    refusals: codec,
+    refuses: ["gone"],
+    scopes: ["market_data:read"],
+    annotations: Operation.readOnly,
+    metered,
+    paginates: false,
+    capability: { question: "?", requires: "word", example: { word: "x" } },
+    http: { method: "POST", path: `/${name}`, input: { kind: "body" } },
+    cli: { words: [name] },
+    run: (input) =>
+      input.word === "gone" ? Effect.fail(new Gone({ code: "gone" })) : input.word === "boom" ? Effect.die("boom") : Effect.succeed(input)
+  })
+const paid = toy("toy_paid", true)
+const free = toy("toy_free", false)
+
+const allowance = 3
+
+// The in-memory ledger (over PGlite only for the workspaces) and the SQL ledger on every engine: same tests.
+const adapters = [
+  { name: "memory", meter: Meter.layerMemory({ monthlyAllowance: allowance }), target: TestDatabase.pglite },
+  ...TestDatabase.targets().map((target) => ({
+    name: `sql on ${target.name}`,
+    meter: Meter.layerSqlWith({ monthlyAllowance: allowance }),
+    target
+  }))
+]
+
+for (const adapter of adapters) {
+  const Env = Layer.mergeAll(adapter.meter, RateLimiter.layerUnlimited, Accounts.layerSql).pipe(
+    Layer.provideMerge(TestDatabase.withMigrations(adapter.target, [CoreMigrations.migrations]))
+  )
+
+  layer(Env, { timeout: "120 seconds" })(`Meter (${adapter.name})`, (it) => {
+    const workspace = Effect.gen(function*() {
+      const accounts = yield* Accounts.Accounts
+      return yield* accounts.createWorkspace({ slug: WorkspaceSlug.make(`m${Math.random().toString(36).slice(2, 10)}`), name: "Meter" })
+    })
+    const principal = Effect.map(workspace, (ws) =>
+      new Principal({
+        workspace: ws,
+        person: Option.none(),
+        role: "member",
+        scopes: ["market_data:read"],
+        credential: { id: CredentialId.make("cred_meter"), kind: "api_key" }
+      }))
+    let n = 0
+    const call = (who: Principal, op: typeof paid, word: string) =>
+      Operation.execute(op, {
+        principal: who,
+        entrypoint: "http",
+        requestId: RequestId.make(`req_meter_${(n += 1).toString().padStart(12, "0")}`),
+        input: { word },
+        canonical: true
+      })
+
+    it.effect("grants the monthly allowance once, debits each charge, refuses past zero and records the refusal", () =>
+      Effect.gen(function*() {
+        const meter = yield* Meter.Meter
+        const ws = yield* workspace
+        const charge = { workspaceId: ws.id, operation: "op", requestId: "req_1", credits: 1 }
+        for (let i = 0; i < allowance; i++) yield* meter.charge(charge)
+        const refused = yield* Effect.flip(meter.charge(charge))
+        assert.strictEqual(refused._tag, "CreditsExhausted")
+        assert.strictEqual(refused.balance, 0)
+        assert.strictEqual(refused.semanticCode, "credits_exhausted")
+        assert.match(refused.renewsOn, /^\d{4}-\d{2}-01$/)
+        const account = yield* meter.account(ws.id)
+        assert.strictEqual(account.balance, 0)
+        assert.strictEqual(account.monthly_allowance, allowance)
+        assert.deepStrictEqual(account.consumption, [{ operation: "op", calls: allowance, credits: allowance, refused_for_credits: 1 }])
+        // An operator grant makes the next charge pass.
+        yield* meter.grant({ workspaceId: ws.id, credits: 2, note: "test top-up" })
+        yield* meter.charge(charge)
+        assert.strictEqual((yield* meter.account(ws.id)).balance, 1)
+      }))
+
+    it.effect("refunds a charge exactly once, however often it is asked", () =>
+      Effect.gen(function*() {
+        const meter = yield* Meter.Meter
+        const ws = yield* workspace
+        const charge = yield* meter.charge({ workspaceId: ws.id, operation: "op", requestId: "req_2", credits: 1 })
+        yield* meter.refund(charge, "failed")
+        yield* meter.refund(charge, "failed again")
+        const account = yield* meter.account(ws.id)
+        assert.strictEqual(account.balance, allowance)
+        assert.deepStrictEqual(account.consumption, [{ operation: "op", calls: 0, credits: 0, refused_for_credits: 0 }])
+      }))
+
+    it.effect("concurrent charges never spend more than the balance", () =>
+      Effect.gen(function*() {
+        const meter = yield* Meter.Meter
+        const ws = yield* workspace
+        const results = yield* Effect.all(
+          Array.from({ length: 8 }, (_, i) =>
+            Effect.either(meter.charge({ workspaceId: ws.id, operation: "op", requestId: `req_c${i}`, credits: 1 }))),
+          { concurrency: "unbounded" }
+        )
+        assert.strictEqual(results.filter(Either.isRight).length, allowance)
+        assert.strictEqual((yield* meter.account(ws.id)).balance, 0)
+      }))
+
+    it.effect("through execute: a success costs one credit, a refusal or a defect nothing, a free operation nothing even at zero", () =>
+      Effect.gen(function*() {
+        const meter = yield* Meter.Meter
+        const who = yield* principal
+        yield* call(who, paid, "hola")
+        assert.strictEqual(Either.getLeft(yield* Effect.either(call(who, paid, "gone"))).pipe(Option.map((e) => e._tag), Option.getOrNull), "Refused")
+        const defect = yield* Effect.exit(call(who, paid, "boom"))
+        assert.isTrue(defect._tag === "Failure")
+        let account = yield* meter.account(who.workspace.id)
+        assert.strictEqual(account.balance, allowance - 1)
+        assert.deepStrictEqual(account.consumption, [{ operation: "toy_paid", calls: 1, credits: 1, refused_for_credits: 0 }])
+        yield* call(who, paid, "dos")
+        yield* call(who, paid, "tres")
+        const exhausted = yield* Effect.flip(call(who, paid, "cuatro"))
+        assert.strictEqual(exhausted._tag, "CreditsExhausted")
+        // Nothing ran for the refused call, and discovery-like free operations still answer.
+        assert.deepStrictEqual(yield* call(who, free, "gratis"), { word: "gratis" })
+        account = yield* meter.account(who.workspace.id)
+        assert.strictEqual(account.balance, 0)
+        assert.deepStrictEqual(account.consumption, [{ operation: "toy_paid", calls: 3, credits: 3, refused_for_credits: 1 }])
+        const served = yield* meter.usage(who.workspace.id)
+        assert.deepStrictEqual(served.map((u) => [u.operation, u.units]), [["toy_paid", 3]])
+      }))
+  })
+}
