@@ -1,5 +1,5 @@
+import * as App from "@service/app/App"
 import * as Operation from "@service/core/Operation"
-import * as MarketOperations from "@service/market-contract/Operations"
 import { assert, describe, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/client"
 import * as Effect from "effect/Effect"
@@ -79,7 +79,7 @@ describe("mcp-stdio", () => {
         const { tools } = yield* Effect.promise(() => client.listTools(undefined, requestOptions))
         assert.deepStrictEqual(
           tools.map((tool) => tool.name).sort(),
-          Operation.servedOn(MarketOperations.group, "mcp").map((op) => Operation.toolName("service", "market", op.name)).sort()
+          App.groups.flatMap((group) => Operation.servedOn(group, "mcp").map((op) => Operation.toolName("service", group.mcp.namespace, op.name))).sort()
         )
         // The demo corpus loads in the background after the server answers; reads wait for its publication.
         yield* Effect.promise(() => server.waitForStderr(/Published the demo corpus/))

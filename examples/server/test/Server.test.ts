@@ -3,7 +3,6 @@ import { assert, layer } from "@effect/vitest"
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client"
 import { Crypto } from "@service/core/Crypto"
 import * as Operation from "@service/core/Operation"
-import * as MarketOperations from "@service/market-contract/Operations"
 import { forbiddenValues } from "@service/market-contract/ProjectionAudit"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Context from "effect/Context"
@@ -119,7 +118,7 @@ for (const target of TestDatabase.targets()) {
         const { tools } = yield* Effect.promise(() => client.listTools())
         assert.deepStrictEqual(
           tools.map((t) => t.name).sort(),
-          Operation.servedOn(MarketOperations.group, "mcp").map((op) => Operation.toolName("service", "market", op.name)).sort()
+          App.groups.flatMap((group) => Operation.servedOn(group, "mcp").map((op) => Operation.toolName("service", group.mcp.namespace, op.name))).sort()
         )
         for (const tool of tools) assert.strictEqual(tool.annotations?.readOnlyHint, true)
 

@@ -1,6 +1,6 @@
 import { describe } from "@effect/vitest"
 import * as Conformance from "@service/conformance"
-import * as MarketOperations from "@service/market-contract/Operations"
+import * as App from "@service/app/App"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import { harness } from "./support/Harness.js"
 
@@ -8,6 +8,6 @@ import { harness } from "./support/Harness.js"
 // every call made through the command line the way a user makes it (`--json`).
 for (const target of TestDatabase.targets()) {
   describe(target.name, () => {
-    Conformance.suite({ surface: "cli", groups: [MarketOperations.group], harness: harness(target) })
+    Conformance.suite({ surface: "cli", groups: App.groups, harness: harness(target) })
   })
 }

@@ -1,19 +1,21 @@
 /**
- * The core bundle: accounts and authentication, metering and rate limits over SQL, and the `core`
- * schema's migrations. It serves no operations of its own.
+ * The core bundle: accounts and authentication, metering and rate limits over SQL, the `core` schema's
+ * migrations, and the account group (credits and usage).
  *
  * @since 0.1.0
  */
 import * as Layer from "effect/Layer"
+import * as AccountOperations from "./AccountOperations.js"
 import * as Accounts from "./Accounts.js"
 import * as Bundle from "./Bundle.js"
 import * as CoreMigrations from "./CoreMigrations.js"
 import type * as Operation from "./Operation.js"
+import type { Caller } from "./RequestContext.js"
 import * as Meter from "./Meter.js"
 import * as RateLimiter from "./RateLimiter.js"
 
-// Typed, so the application's requirements stay those of the domains' operations (`[]` alone infers unknown).
-const groups: ReadonlyArray<Operation.Group<never>> = []
+// The account group (credits and usage) is core's only operation group.
+const groups: ReadonlyArray<Operation.Group<Meter.Meter | Caller>> = [AccountOperations.group]
 
 /** @since 0.1.0 @category bundles */
 export const bundle = Bundle.make({

@@ -1,6 +1,7 @@
 /**
  * @since 0.1.0
  */
+export * as AccountOperations from "./AccountOperations.js"
 export * as Accounts from "./Accounts.js"
 export * as AuthError from "./AuthError.js"
 export * as Authenticator from "./Authenticator.js"

@@ -1,6 +1,9 @@
 import { describe } from "@effect/vitest"
 import * as Conformance from "@service/conformance"
+import * as AccountOperations from "@service/core/AccountOperations"
+import type * as Meter from "@service/core/Meter"
 import * as Operation from "@service/core/Operation"
+import type { Caller } from "@service/core/RequestContext"
 import * as MarketOperations from "@service/market-contract/Operations"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Effect from "effect/Effect"
@@ -49,7 +52,7 @@ const requestFor = (
 }
 
 const harness = (target: TestDatabase.TestDatabaseTarget) =>
-(groups: ReadonlyArray<Operation.Group<MarketOperations.Requirements>>): Layer.Layer<Conformance.HarnessService> =>
+(groups: ReadonlyArray<Operation.Group<MarketOperations.Requirements | Meter.Meter | Caller>>): Layer.Layer<Conformance.HarnessService> =>
   Layer.effect(
     Conformance.HarnessService,
     Effect.gen(function*() {
@@ -83,6 +86,6 @@ const harness = (target: TestDatabase.TestDatabaseTarget) =>
 // One database and one listening server per target, serving the declared groups and their refusal twins.
 for (const target of TestDatabase.targets()) {
   describe(target.name, () => {
-    Conformance.suite({ surface: "http", groups: [MarketOperations.group], harness: harness(target) })
+    Conformance.suite({ surface: "http", groups: [MarketOperations.group, AccountOperations.group], harness: harness(target) })
   })
 }

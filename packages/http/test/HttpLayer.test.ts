@@ -1,6 +1,10 @@
 import * as OpenApi from "@effect/platform/OpenApi"
 import { assert, layer } from "@effect/vitest"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as AccountOperations from "@service/core/AccountOperations"
 import { Meter } from "@service/core/Meter"
+import type * as Operation from "@service/core/Operation"
+import type { Caller } from "@service/core/RequestContext"
 import * as MarketOperations from "@service/market-contract/Operations"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import { Validator } from "@seriousme/openapi-schema-validator"
@@ -10,12 +14,14 @@ import * as MarketFixture from "./support/MarketFixture.js"
 import * as RawHttp from "./support/RawHttp.js"
 
 const base = "/api/v1/workspaces/demo/market-data"
+// What the server under test serves: market data and the account's credits.
+const groups: ReadonlyArray<Operation.Group<MarketOperations.Requirements | Meter | Caller>> = [MarketOperations.group, AccountOperations.group]
 
 const str = (value: unknown): string => (typeof value === "string" ? value : "")
 const list = (value: unknown): ReadonlyArray<unknown> => (Array.isArray(value) ? value : [])
 
 for (const target of TestDatabase.targets()) {
-  layer(MarketFixture.layer(target, [MarketOperations.group]), { timeout: "180 seconds", excludeTestServices: true })(
+  layer(MarketFixture.layer(target, groups), { timeout: "180 seconds", excludeTestServices: true })(
     `market data over HTTP on ${target.name}`,
     (it) => {
       const bodies: Array<string> = []
@@ -156,7 +162,7 @@ for (const target of TestDatabase.targets()) {
         Effect.gen(function*() {
           const served = yield* get("/openapi.json")
           assert.strictEqual(served.status, 200)
-          assert.deepStrictEqual(served.json, JSON.parse(JSON.stringify(OpenApi.fromApi(GroupApi.make([MarketOperations.group])))))
+          assert.deepStrictEqual(served.json, JSON.parse(JSON.stringify(OpenApi.fromApi(GroupApi.make(groups)))))
           const result = yield* Effect.promise(() => new Validator().validate(JSON.parse(served.text)))
           assert.isTrue(result.valid, JSON.stringify(result.errors))
           const docs = yield* send({ method: "GET", path: "/docs", headers: {} })
@@ -175,6 +181,32 @@ for (const target of TestDatabase.targets()) {
           assert.isAbove(scan.length, 100)
           const leaked = bodies.flatMap((body) => scan.filter((needle) => body.includes(needle)))
           assert.deepStrictEqual(leaked, [], "a response leaked a source identity or a contact")
+        }))
+
+      // Last: it empties the workspace's balance, then gives it back.
+      it.effect("a workspace out of credits gets 402 credits_exhausted before anything runs; discovery and usage stay free", () =>
+        Effect.gen(function*() {
+          const { workspaceId } = yield* MarketFixture.Fixture
+          const sql = yield* SqlClient.SqlClient
+          const before = yield* get("/api/v1/workspaces/demo/account/usage")
+          assert.strictEqual(before.status, 200, before.text)
+          const balance = Number(RawHttp.field(before.json, "balance"))
+          assert.isAbove(balance, 0)
+          const searches = list(RawHttp.field(before.json, "consumption")).find((c) => RawHttp.field(c, "operation") === "search_suppliers")
+          assert.isAtLeast(Number(RawHttp.field(searches, "calls")), 1)
+          yield* sql`UPDATE core.credit_balances SET balance = 0 WHERE workspace_id = ${workspaceId}`
+          const refused = yield* post(`${base}/suppliers/search`, { state: "Zacatecas", limit: 2 })
+          assert.strictEqual(refused.status, 402, refused.text)
+          assert.deepInclude(refused.json, { statusCode: 402, code: "CREDITS_EXHAUSTED", semantic_code: "credits_exhausted", balance: 0, price: 1 })
+          assert.deepStrictEqual(RawHttp.field(refused.json, "recovery"), { action: "wait_for_allowance_or_add_credits" })
+          assert.match(str(RawHttp.field(refused.json, "renews_on")), /^\d{4}-\d{2}-01$/)
+          assert.strictEqual((yield* get(`${base}/capabilities/compact`)).status, 200)
+          const after = yield* get("/api/v1/workspaces/demo/account/usage")
+          assert.strictEqual(RawHttp.field(after.json, "balance"), 0)
+          const refusedSearches = list(RawHttp.field(after.json, "consumption")).find((c) => RawHttp.field(c, "operation") === "search_suppliers")
+          assert.strictEqual(RawHttp.field(refusedSearches, "refused_for_credits"), 1)
+          yield* Effect.flatMap(Meter, (meter) => meter.grant({ workspaceId, credits: balance, note: "test restores the balance" }))
+          assert.strictEqual((yield* post(`${base}/suppliers/search`, { state: "Zacatecas", limit: 2 })).status, 200)
         }))
     }
   )

@@ -1,5 +1,6 @@
 import { describe } from "@effect/vitest"
 import * as Conformance from "@service/conformance"
+import * as AccountOperations from "@service/core/AccountOperations"
 import * as MarketOperations from "@service/market-contract/Operations"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import { harness } from "./support/Harness.js"
@@ -8,6 +9,6 @@ import { harness } from "./support/Harness.js"
 // generation, so each file builds one database per target.
 for (const target of TestDatabase.targets()) {
   describe(`${target.name}, client 1.x (@modelcontextprotocol/sdk, 2025-11-25)`, () => {
-    Conformance.suite({ surface: "mcp", groups: [MarketOperations.group], harness: harness(target, "1.x") })
+    Conformance.suite({ surface: "mcp", groups: [MarketOperations.group, AccountOperations.group], harness: harness(target, "1.x") })
   })
 }

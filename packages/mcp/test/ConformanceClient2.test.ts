@@ -1,5 +1,6 @@
 import { describe } from "@effect/vitest"
 import * as Conformance from "@service/conformance"
+import * as AccountOperations from "@service/core/AccountOperations"
 import * as MarketOperations from "@service/market-contract/Operations"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import { harness } from "./support/Harness.js"
@@ -8,6 +9,6 @@ import { harness } from "./support/Harness.js"
 // generation, so each file builds one database per target.
 for (const target of TestDatabase.targets()) {
   describe(`${target.name}, client 2.x (@modelcontextprotocol/client, 2026-07-28)`, () => {
-    Conformance.suite({ surface: "mcp", groups: [MarketOperations.group], harness: harness(target, "2.x modern") })
+    Conformance.suite({ surface: "mcp", groups: [MarketOperations.group, AccountOperations.group], harness: harness(target, "2.x modern") })
   })
 }

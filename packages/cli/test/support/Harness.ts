@@ -14,7 +14,9 @@ import * as Conformance from "@service/conformance"
 import * as Accounts from "@service/core/Accounts"
 import { Crypto } from "@service/core/Crypto"
 import { WorkspaceSlug } from "@service/core/Ids"
+import type * as Meter from "@service/core/Meter"
 import type * as Operation from "@service/core/Operation"
+import type { Caller } from "@service/core/RequestContext"
 import * as HttpLayer from "@service/http/HttpLayer"
 import type * as MarketOperations from "@service/market-contract/Operations"
 import * as DemoCorpus from "@service/market-warehouse/DemoCorpus"
@@ -55,7 +57,7 @@ export const domain = (target: TestDatabase.TestDatabaseTarget) =>
  * one for 4 s, counted late on a busy machine): a server closing first resets the next call on it
  * (docs/decisions/0029).
  */
-export const server = (groups: ReadonlyArray<Operation.Group<MarketOperations.Requirements>>) =>
+export const server = (groups: ReadonlyArray<Operation.Group<MarketOperations.Requirements | Meter.Meter | Caller>>) =>
   HttpApiBuilder.serve().pipe(
     Layer.provide(HttpLayer.layer(groups)),
     Layer.provideMerge(NodeHttpServer.layer(() => createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000 }), {
@@ -72,7 +74,7 @@ export const baseUrl = Effect.gen(function*() {
 const parse = (text: string): unknown => JSON.parse(text)
 
 export const harness = (target: TestDatabase.TestDatabaseTarget) =>
-(groups: ReadonlyArray<Operation.Group<MarketOperations.Requirements>>): Layer.Layer<Conformance.HarnessService> =>
+(groups: ReadonlyArray<Operation.Group<MarketOperations.Requirements | Meter.Meter | Caller>>): Layer.Layer<Conformance.HarnessService> =>
   Layer.effect(
     Conformance.HarnessService,
     Effect.gen(function*() {

@@ -10,6 +10,7 @@ import { Crypto } from "@service/core/Crypto"
 import { WorkspaceSlug } from "@service/core/Ids"
 import * as Meter from "@service/core/Meter"
 import type * as Operation from "@service/core/Operation"
+import type { Caller } from "@service/core/RequestContext"
 import * as RateLimiter from "@service/core/RateLimiter"
 import * as DemoCorpus from "@service/market-warehouse/DemoCorpus"
 import * as MarketLayer from "@service/market-contract/MarketLayer"
@@ -57,7 +58,7 @@ const prepared = Layer.effect(
 )
 
 /** The HTTP surface of `groups` on a listening server, over the market domain on `target`. */
-export const layer = (target: TestDatabase.TestDatabaseTarget, groups: ReadonlyArray<Operation.Group<MarketOperations.Requirements>>) => {
+export const layer = (target: TestDatabase.TestDatabaseTarget, groups: ReadonlyArray<Operation.Group<MarketOperations.Requirements | Meter.Meter | Caller>>) => {
   const domain = Layer.mergeAll(MarketLayer.layer, Accounts.layerSql, Meter.layerSql, RateLimiter.layerSql).pipe(
     Layer.provideMerge(Crypto.layerTest),
     Layer.provideMerge(TestDatabase.withMigrations(target, [CoreMigrations.migrations, MarketMigrations.migrations])),

@@ -3,7 +3,9 @@
  * a test database with the demo corpus, and an official client doing the connecting, in process.
  */
 import * as Conformance from "@service/conformance"
+import type * as Meter from "@service/core/Meter"
 import * as Operation from "@service/core/Operation"
+import type { Caller } from "@service/core/RequestContext"
 import type * as Operations from "@service/market-contract/Operations"
 import type * as TestDatabase from "@service/storage/TestDatabase"
 import * as Effect from "effect/Effect"
@@ -17,7 +19,7 @@ import { acquireWebHandler, layerFor, principalWith } from "./Fixture.js"
 const toolOnly = new Set(["shown", "has_more", "next_action"])
 
 export const harness = (target: TestDatabase.TestDatabaseTarget, generation: Generation) =>
-(groups: ReadonlyArray<Operation.Group<Operations.Requirements>>): Layer.Layer<Conformance.HarnessService> =>
+(groups: ReadonlyArray<Operation.Group<Operations.Requirements | Meter.Meter | Caller>>): Layer.Layer<Conformance.HarnessService> =>
   Layer.scoped(
     Conformance.HarnessService,
     Effect.gen(function*() {
