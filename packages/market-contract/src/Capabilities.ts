@@ -10,10 +10,31 @@ import { CorpusBasis, CoverageDeclaration } from "./Envelope.js"
 /** @since 0.1.0 @category constants */
 export const OPENAPI_URL = "/openapi.json"
 
+/**
+ * The corpus dimensions capabilities can list, each with the values the active publication holds (the filter
+ * values that answer something).
+ *
+ * @since 0.1.0 @category models
+ */
+export const Facet = Schema.Literal(
+  "states",
+  "scian_codes",
+  "evidence_categories",
+  "procedure_types",
+  "currencies",
+  "amount_scopes",
+  "mark_kinds"
+)
+/** @since 0.1.0 @category models */
+export type Facet = typeof Facet.Type
+
+/** @since 0.1.0 @category constants */
+export const facets: ReadonlyArray<Facet> = Facet.literals
+
 /** @since 0.1.0 @category models */
 export const CapabilitiesInput = Schema.Struct({
   facets: Schema.optional(Schema.String).annotations({
-    description: "Comma-separated corpus dimensions to compute: states, scian_codes, evidence_categories (default: all)."
+    description: `Comma-separated corpus dimensions to compute: ${Facet.literals.join(", ")} (default: all).`
   })
 }).annotations({ parseOptions: { onExcessProperty: "error" }, identifier: "CapabilitiesInput" })
 /** @since 0.1.0 @category models */
@@ -47,10 +68,8 @@ export const ObservedValueList = Schema.Struct({
 /** @since 0.1.0 @category models */
 export const CapabilitiesResult = Schema.Struct({
   operations: Schema.Array(OperationCapability),
-  observedValues: Schema.Struct({
-    states: Schema.optional(ObservedValueList),
-    scian_codes: Schema.optional(ObservedValueList),
-    evidence_categories: Schema.optional(ObservedValueList)
+  observedValues: Schema.partial(Schema.Record({ key: Facet, value: ObservedValueList })).annotations({
+    description: "Per requested facet, the values the active publication holds, each list stamped with the corpus basis read."
   }),
   queryModes: Schema.Array(Schema.String),
   limits: Schema.Struct({ defaultPageSize: Schema.Number, maxPageSize: Schema.Number }),

@@ -14,6 +14,8 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import type { Facet } from "./Capabilities.js"
 import {
   type CorpusBasis,
   type CoverageDeclaration,
@@ -80,10 +82,7 @@ export interface ObservedValue {
 }
 
 /** @since 0.1.0 @category models */
-export type Facet = "states" | "scian_codes" | "evidence_categories"
-
-/** @since 0.1.0 @category constants */
-export const facets: ReadonlyArray<Facet> = ["states", "scian_codes", "evidence_categories"]
+export { type Facet, facets } from "./Capabilities.js"
 
 /**
  * @since 0.1.0 @category tags
@@ -148,6 +147,16 @@ const abstractCoverage = (
       }
     }
   })
+
+const amountScopeLabels: Readonly<Record<string, string>> = {
+  supplier_contract: "Amount of one supplier's contract",
+  award_group_published_total: "Total the publisher gave for an award group (several suppliers)"
+}
+
+const markKindLabels: Readonly<Record<string, string>> = {
+  efos: "Listed as issuing simulated operations (SAT 69-B)",
+  sancion: "Sanction or disqualification (SFP)"
+}
 
 const allCategories: ReadonlyArray<EvidenceCategory> = [
   "supplier_or_organization_evidence",
@@ -238,36 +247,81 @@ export const make = Effect.gen(function*() {
 
   const licensedSources = sql`o.source_slug IN (SELECT slug FROM market.sources WHERE licensed_for_display)`
 
+  // Value lists change only when a publication does: computed once per (snapshot, facet) and kept for the
+  // active publication only, so capabilities does not count the corpus on every call.
+  const facetCache = yield* Ref.make<{ readonly snapshotId: string; readonly values: Map<Facet, ReadonlyArray<ObservedValue>> }>({
+    snapshotId: "",
+    values: new Map()
+  })
+
+  const licensedIn = (alias: string) =>
+    sql`${sql.literal(alias)}.source_slug IN (SELECT slug FROM market.sources WHERE licensed_for_display)`
+
+  const countsBy = (table: string, column: string, snapshotId: string) =>
+    sql<{ value: string; n: number }>`
+      SELECT ${sql.literal(`t.${column}`)} AS value, count(*)::int AS n FROM ${sql.literal(table)} t
+      WHERE t.snapshot_id = ${snapshotId} AND ${licensedIn("t")} AND ${sql.literal(`t.${column}`)} IS NOT NULL
+      GROUP BY 1 ORDER BY 1`.pipe(Effect.orDie)
+
+  const computeFacet = (facet: Facet, publication: Publication): Effect.Effect<ReadonlyArray<ObservedValue>> => {
+    const snapshotId = publication.snapshotId
+    switch (facet) {
+      case "states":
+        return Effect.map(countsBy("market.supplier_observations", "state_code", snapshotId), (rows) =>
+          rows.map((r) => ({ value: r.value, label: stateByCode(r.value)?.name ?? null, visibleRows: r.n })))
+      case "scian_codes":
+        return Effect.map(
+          sql<{ scian_code: string; scian_title: string | null; n: number }>`
+            SELECT o.scian_code, max(o.scian_title) AS scian_title, count(*)::int AS n FROM market.supplier_observations o
+            WHERE o.snapshot_id = ${snapshotId} AND ${licensedSources} AND o.scian_code IS NOT NULL
+            GROUP BY o.scian_code ORDER BY o.scian_code`.pipe(Effect.orDie),
+          (rows) => rows.map((r) => ({ value: r.scian_code, label: r.scian_title, visibleRows: r.n }))
+        )
+      case "evidence_categories":
+        return Effect.map(corpus.coverage(snapshotId), (rows) =>
+          abstractCoverage(publication, rows, allCategories).map((c) => ({
+            value: c.evidenceCategory,
+            label: c.evidenceCategoryLabel,
+            visibleRows: c.visibleRows
+          })))
+      case "procedure_types":
+        // Opportunities and awards share the vocabulary; the counts add both.
+        return Effect.map(
+          sql<{ value: string; n: number }>`
+            SELECT value, sum(n)::int AS n FROM (
+              SELECT t.procedure_type AS value, count(*) AS n FROM market.opportunities t
+              WHERE t.snapshot_id = ${snapshotId} AND ${licensedIn("t")} AND t.procedure_type IS NOT NULL GROUP BY 1
+              UNION ALL
+              SELECT t.procedure_type AS value, count(*) AS n FROM market.awards t
+              WHERE t.snapshot_id = ${snapshotId} AND ${licensedIn("t")} AND t.procedure_type IS NOT NULL GROUP BY 1
+            ) u GROUP BY value ORDER BY value`.pipe(Effect.orDie),
+          (rows) => rows.map((r) => ({ value: r.value, label: null, visibleRows: r.n }))
+        )
+      case "currencies":
+        return Effect.map(countsBy("market.awards", "currency", snapshotId), (rows) =>
+          rows.map((r) => ({ value: r.value, label: null, visibleRows: r.n })))
+      case "amount_scopes":
+        return Effect.map(countsBy("market.awards", "amount_scope", snapshotId), (rows) =>
+          rows.map((r) => ({ value: r.value, label: amountScopeLabels[r.value] ?? null, visibleRows: r.n })))
+      case "mark_kinds":
+        return Effect.map(countsBy("market.risk_marks", "kind", snapshotId), (rows) =>
+          rows.map((r) => ({ value: r.value, label: markKindLabels[r.value] ?? null, visibleRows: r.n })))
+    }
+  }
+
   const observedValues = (requested: ReadonlyArray<Facet>) =>
     Effect.gen(function*() {
       const publication = yield* servingPublication
+      const cached = yield* Ref.get(facetCache)
+      const known = cached.snapshotId === publication.snapshotId ? cached.values : new Map<Facet, ReadonlyArray<ObservedValue>>()
       const values: Partial<Record<Facet, ReadonlyArray<ObservedValue>>> = {}
-      if (requested.includes("states")) {
-        const rows = yield* sql<{ state_code: string; n: number }>`
-          SELECT o.state_code, count(*)::int AS n FROM market.supplier_observations o
-          WHERE o.snapshot_id = ${publication.snapshotId} AND ${licensedSources} AND o.state_code IS NOT NULL
-          GROUP BY o.state_code ORDER BY o.state_code`.pipe(Effect.orDie)
-        values.states = rows.map((r) => ({
-          value: r.state_code,
-          label: stateByCode(r.state_code)?.name ?? null,
-          visibleRows: r.n
-        }))
+      for (const facet of requested) {
+        const hit = known.get(facet)
+        const list = hit ?? (yield* computeFacet(facet, publication))
+        if (hit === undefined) known.set(facet, list)
+        values[facet] = list
       }
-      if (requested.includes("scian_codes")) {
-        const rows = yield* sql<{ scian_code: string; scian_title: string | null; n: number }>`
-          SELECT o.scian_code, max(o.scian_title) AS scian_title, count(*)::int AS n FROM market.supplier_observations o
-          WHERE o.snapshot_id = ${publication.snapshotId} AND ${licensedSources} AND o.scian_code IS NOT NULL
-          GROUP BY o.scian_code ORDER BY o.scian_code`.pipe(Effect.orDie)
-        values.scian_codes = rows.map((r) => ({ value: r.scian_code, label: r.scian_title, visibleRows: r.n }))
-      }
-      if (requested.includes("evidence_categories")) {
-        const rows = yield* corpus.coverage(publication.snapshotId)
-        values.evidence_categories = abstractCoverage(publication, rows, allCategories).map((c) => ({
-          value: c.evidenceCategory,
-          label: c.evidenceCategoryLabel,
-          visibleRows: c.visibleRows
-        }))
-      }
+      yield* Ref.set(facetCache, { snapshotId: publication.snapshotId, values: known })
       return { publication, values }
     })
 

@@ -190,6 +190,28 @@ for (const target of TestDatabase.targets()) {
         assert.strictEqual(yield* refusalCode(Operations.marketCapabilities.run({ facets: "states,colors" })), "unknown_facet")
       }))
 
+    it.effect("capabilities lists the filter vocabularies the corpus holds, once per publication", () =>
+      Effect.gen(function*() {
+        const all = yield* Operations.marketCapabilities.run({})
+        const observed = all.results.observedValues
+        const values = (facet: keyof typeof observed) => (observed[facet]?.values ?? []).map((v) => v.value)
+        assert.includeMembers(values("mark_kinds"), ["efos", "sancion"])
+        assert.include(values("currencies"), "MXN")
+        assert.includeMembers(values("amount_scopes"), ["supplier_contract"])
+        assert.isAbove(values("procedure_types").length, 0)
+        for (const list of Object.values(observed)) assert.strictEqual(list?.corpusBasis.snapshotId, all.corpusBasis.snapshotId)
+        // The counts are the corpus's own: mark kinds add up to the visible risk marks.
+        const sql = yield* SqlClient.SqlClient
+        const marks = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM market.risk_marks r
+          WHERE r.snapshot_id = ${all.corpusBasis.snapshotId}
+            AND r.source_slug IN (SELECT slug FROM market.sources WHERE licensed_for_display)`
+        assert.strictEqual((observed.mark_kinds?.values ?? []).reduce((n, v) => n + v.visibleRows, 0), marks[0]?.n)
+        // A second call answers from the per-publication cache with the same lists.
+        const again = yield* Operations.marketCapabilities.run({ facets: "mark_kinds,currencies" })
+        assert.deepStrictEqual(again.results.observedValues.mark_kinds, observed.mark_kinds)
+        assert.deepStrictEqual(Object.keys(again.results.observedValues).sort(), ["currencies", "mark_kinds"])
+      }))
+
     it.effect("a publish between two pages makes the second page cursor_stale; refs resolve by fingerprint", () =>
       Effect.gen(function*() {
         const first = yield* Suppliers.searchSuppliers({ state: "Zacatecas", limit: 2 })
