@@ -79,15 +79,27 @@ export class DatabaseError extends Data.TaggedError("DatabaseError")<{
  * @since 0.0.0
  * @category models
  */
-export type DatabaseServices = PgClient.PgClient | SqlClient.SqlClient | DatabaseInfo
+export type DatabaseServices = PgClient.PgClient | SqlClient.SqlClient | DatabaseInfo | ReadClient
+
+/**
+ * The client for reads that may be served by a PostgreSQL read replica (`DATABASE_READ_URL`): the market-data
+ * operations read through it. Without a replica it is the primary client itself. Writes, loads, publication,
+ * accounts and metering always use the primary `SqlClient`.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class ReadClient extends Context.Tag("@service/storage/ReadClient")<ReadClient, SqlClient.SqlClient>() {}
 
 const toContext = (
   client: PgClient.PgClient,
-  info: Context.Tag.Service<DatabaseInfo>
+  info: Context.Tag.Service<DatabaseInfo>,
+  read: SqlClient.SqlClient = client
 ): Context.Context<DatabaseServices> =>
   Context.make(PgClient.PgClient, client).pipe(
     Context.add(SqlClient.SqlClient, client),
-    Context.add(DatabaseInfo, info)
+    Context.add(DatabaseInfo, info),
+    Context.add(ReadClient, read)
   )
 
 /**
@@ -102,12 +114,22 @@ const toContext = (
  */
 export const layerPgWith = (options: {
   readonly url: Redacted.Redacted<string>
+  /** A read replica for {@link ReadClient}: its own pool, checked at start-up like the primary. */
+  readonly readUrl?: Redacted.Redacted<string> | undefined
 }): Layer.Layer<DatabaseServices, SqlError> =>
   Layer.scopedContext(
-    Effect.map(
-      PgClient.make({ url: options.url }),
-      (client) => toContext(client, { kind: "postgres", description: describePostgres(client.config) })
-    )
+    Effect.gen(function*() {
+      const client = yield* PgClient.make({ url: options.url })
+      if (options.readUrl === undefined) {
+        return toContext(client, { kind: "postgres", description: describePostgres(client.config) })
+      }
+      const read = yield* PgClient.make({ url: options.readUrl, applicationName: "service-read" })
+      return toContext(
+        client,
+        { kind: "postgres", description: `${describePostgres(client.config)}, reads from ${describePostgres(read.config)}` },
+        read
+      )
+    })
   ).pipe(Layer.provide(Reactivity.layer))
 
 /**
@@ -341,8 +363,18 @@ export const layerFromConfigWith = (
   Layer.unwrapEffect(
     Effect.gen(function*() {
       const url = yield* InternalConfig.databaseUrl
+      const readUrl = yield* InternalConfig.databaseReadUrl
       if (Option.isSome(url)) {
-        return layerPgWith({ url: url.value })
+        return layerPgWith({ url: url.value, readUrl: Option.getOrUndefined(readUrl) })
+      }
+      if (Option.isSome(readUrl)) {
+        return Layer.fail(
+          new DatabaseError({
+            reason: "failed",
+            message:
+              "DATABASE_READ_URL names a read replica, which needs DATABASE_URL (its primary); unset DATABASE_READ_URL to use the embedded database."
+          })
+        )
       }
       return layerPglite({ ...options, dataDir: NodePath.join(yield* InternalConfig.serviceDataDir, "pglite") })
     })

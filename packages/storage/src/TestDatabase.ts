@@ -87,7 +87,8 @@ export const postgres = (adminUrl: Redacted.Redacted<string>): TestDatabaseTarge
       const client = yield* PgClient.make({ url: yield* withDatabase(adminUrl, database) })
       return Context.make(PgClient.PgClient, client).pipe(
         Context.add(SqlClient.SqlClient, client),
-        Context.add(Database.DatabaseInfo, { kind: "postgres", description: `PostgreSQL test database ${database}` })
+        Context.add(Database.DatabaseInfo, { kind: "postgres", description: `PostgreSQL test database ${database}` }),
+        Context.add(Database.ReadClient, client)
       )
     })
   ).pipe(Layer.provide(Reactivity.layer), Layer.orDie)

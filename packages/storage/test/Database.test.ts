@@ -4,6 +4,7 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
+import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -317,6 +318,41 @@ describe("layerPglite", () => {
       assert.strictEqual(fromConfig._tag === "DatabaseError" ? fromConfig.reason : fromConfig._tag, "missing")
       assert.deepStrictEqual(yield* Effect.promise(() => NodeFs.readdir(parent)), [])
     }), { timeout: 60_000 })
+
+  it.scoped("DATABASE_READ_URL without DATABASE_URL is refused with one clear message, before anything is created", () =>
+    Effect.gen(function*() {
+      const parent = yield* tempDir("storage-read-url-")
+      const error = yield* Effect.scoped(Layer.build(Database.layerFromConfig)).pipe(
+        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([
+          ["SERVICE_DATA_DIR", NodePath.join(parent, "data")],
+          ["DATABASE_READ_URL", "postgres://replica.invalid/db"]
+        ]))),
+        Effect.flip
+      )
+      assert.strictEqual(error._tag, "DatabaseError")
+      assert.include(error.message, "DATABASE_READ_URL")
+      assert.deepStrictEqual(yield* Effect.promise(() => NodeFs.readdir(parent)), [])
+    }))
+
+  it.scoped.skipIf(!TestDatabase.targets().some((target) => target.name === "postgres"))(
+    "with DATABASE_URL and DATABASE_READ_URL the ReadClient is its own pool to the replica (PostgreSQL)",
+    () =>
+      Effect.gen(function*() {
+        const url = Redacted.value(yield* Config.redacted("DATABASE_URL"))
+        const context = yield* Layer.build(Database.layerFromConfig).pipe(
+          Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["DATABASE_URL", url], ["DATABASE_READ_URL", url]])))
+        )
+        const read = Context.get(context, Database.ReadClient)
+        const primary = Context.get(context, SqlClient.SqlClient)
+        assert.notStrictEqual(read, primary)
+        const readName = yield* read<{ name: string }>`SELECT current_setting('application_name') AS name`
+        assert.strictEqual(readName[0]?.name, "service-read")
+        const primaryName = yield* primary<{ name: string }>`SELECT current_setting('application_name') AS name`
+        assert.notStrictEqual(primaryName[0]?.name, "service-read")
+        assert.include(Context.get(context, Database.DatabaseInfo).description, "reads from")
+      }),
+    { timeout: 60_000 }
+  )
 
   it.effect("SERVICE_DATA_DIR defaults to .data when unset or blank", () =>
     Effect.gen(function*() {

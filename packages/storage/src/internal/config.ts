@@ -15,6 +15,15 @@ export const databaseUrl: Config.Config<Option.Option<Redacted.Redacted<string>>
 ).pipe(Config.map(Option.filter((url) => Redacted.value(url).trim().length > 0)))
 
 /**
+ * `DATABASE_READ_URL`, a PostgreSQL read replica for market-data reads; absent when unset or blank.
+ *
+ * @internal
+ */
+export const databaseReadUrl: Config.Config<Option.Option<Redacted.Redacted<string>>> = Config.option(
+  Config.redacted("DATABASE_READ_URL")
+).pipe(Config.map(Option.filter((url) => Redacted.value(url).trim().length > 0)))
+
+/**
  * `SERVICE_DATA_DIR`, the local data folder (embedded database in `pglite/`, generated keys), defaulting
  * to `.data` when unset or blank (the same reading as
  * Effect's own `Config.nonEmptyString`, which treats "" as missing; trimming also keeps a stray
