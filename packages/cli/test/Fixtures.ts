@@ -31,6 +31,7 @@ export const rowA: SupplierRow = {
   name: "MINERA DEL NORTE",
   legal_name: "MINERA DEL NORTE SA DE CV",
   rfc: "MNO010101AB1",
+  risk: { mark_count: 0, kinds: [], any_active: false, has_exoneration: false },
   scian: { code: "212221", title: "Minería de oro" },
   state: { code: "32", name: "Zacatecas" },
   municipality: { code: "32010", name: "Fresnillo" },
@@ -47,6 +48,7 @@ export const rowB: SupplierRow = {
   name: "ARENERA",
   legal_name: null,
   rfc: null,
+  risk: null,
   scian: null,
   municipality: null,
   contact_presence: { has_phone: false, has_email: false, has_website: false, channel_count: 0 }

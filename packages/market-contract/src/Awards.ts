@@ -30,10 +30,12 @@ import {
   type SemanticWarning
 } from "./Envelope.js"
 import { sealRecordRef } from "./internal/refs.js"
+import { RISK_SUMMARY_COLUMNS, riskSummaryDbFields, riskSummaryJoin, riskSummaryOf } from "./internal/riskSummaries.js"
 import { defaultPageSize, maxPageSize } from "./Limits.js"
 import { type EnvelopeOf, MarketData } from "./MarketData.js"
 import { codec, type MarketDataRefusal, refuse } from "./MarketError.js"
 import * as Paging from "./Paging.js"
+import { RiskField } from "./RiskSummary.js"
 import { Limit } from "./Suppliers.js"
 
 const strict = { parseOptions: { onExcessProperty: "error" } } as const
@@ -174,6 +176,7 @@ export const AwardRow = Schema.Struct({
   record_fingerprint: Schema.String,
   title: Schema.NullOr(Schema.String),
   supplier_rfc: Schema.NullOr(Schema.String),
+  risk: RiskField,
   supplier_name: Schema.String,
   supplier_size: Schema.NullOr(Schema.String),
   buyer_name: Schema.NullOr(Schema.String),
@@ -208,6 +211,7 @@ const AwardDbRow = Schema.Struct({
   amount_scope: AmountScope,
   cog_partidas: Schema.Array(Schema.String),
   state_code: Schema.NullOr(Schema.String),
+  ...riskSummaryDbFields,
   /** The award date key (undated awards sort last), for the cursor position. */
   sort_key: Schema.String
 })
@@ -245,6 +249,7 @@ const project = (row: AwardDbRow) =>
       record_fingerprint: row.fingerprint,
       title: row.title,
       supplier_rfc: row.supplier_rfc,
+      risk: riskSummaryOf(row.supplier_rfc, row),
       supplier_name: row.supplier_name,
       supplier_size: row.supplier_size,
       buyer_name: row.buyer_name,
@@ -440,8 +445,9 @@ const readAwardPage = (
     const position = yield* market.provideCrypto(Paging.resume(options.cursor, options.request))
     const keys = rowKeys(sql)
     const fetched = yield* sql`
-      SELECT ${sql.literal(AWARD_COLUMNS)}, coalesce(a.award_date, ${UNDATED}::date)::text AS sort_key
-      FROM market.awards a
+      SELECT ${sql.literal(AWARD_COLUMNS)}, ${sql.literal(RISK_SUMMARY_COLUMNS)},
+        coalesce(a.award_date, ${UNDATED}::date)::text AS sort_key
+      FROM market.awards a ${sql.literal(riskSummaryJoin("a", "supplier_rfc"))}
       WHERE ${sql.and([...conditions, ...Paging.after(sql, keys, position)])}
       ORDER BY ${Paging.orderBy(sql, keys)}
       LIMIT ${options.limit + 1}`.pipe(Effect.flatMap(decodeAwardRows), Effect.orDie)

@@ -31,10 +31,12 @@ import {
 } from "./Envelope.js"
 import { compileTextQuery, resolveStateInput, type TextQuery } from "./internal/narrowing.js"
 import { openRecordRef, sealRecordRef } from "./internal/refs.js"
+import { RISK_SUMMARY_COLUMNS, riskSummaryDbFields, riskSummaryJoin, riskSummaryOf } from "./internal/riskSummaries.js"
 import { defaultPageSize, maxPageSize } from "./Limits.js"
 import { type EnvelopeOf, MarketData } from "./MarketData.js"
 import { codec, type MarketDataRefusal, refuse } from "./MarketError.js"
 import * as Paging from "./Paging.js"
+import { RiskField } from "./RiskSummary.js"
 import { Limit } from "./Suppliers.js"
 
 const strict = { parseOptions: { onExcessProperty: "error" } } as const
@@ -244,6 +246,7 @@ export const OpportunityAward = Schema.Struct({
   record_ref: Schema.String,
   record_fingerprint: Schema.String,
   supplier_rfc: Schema.NullOr(Schema.String),
+  risk: RiskField,
   supplier_name: Schema.String,
   award_date: Schema.NullOr(Schema.String).annotations({ description: "Date of the award as published (YYYY-MM-DD)." }),
   amount: Schema.NullOr(Schema.String).annotations({ description: "Exact decimal string; never a float." }),
@@ -310,7 +313,8 @@ const AwardDbRow = Schema.Struct({
   amount: Schema.NullOr(Schema.String),
   currency: Schema.NullOr(Schema.String),
   amount_scope: AmountScope,
-  cog_partidas: Schema.Array(Schema.String)
+  cog_partidas: Schema.Array(Schema.String),
+  ...riskSummaryDbFields
 })
 type AwardDbRow = typeof AwardDbRow.Type
 const decodeAwardRows = Schema.decodeUnknown(Schema.Array(AwardDbRow))
@@ -392,6 +396,7 @@ const projectAward = (row: AwardDbRow) =>
       record_ref: recordRef,
       record_fingerprint: row.fingerprint,
       supplier_rfc: row.supplier_rfc,
+      risk: riskSummaryOf(row.supplier_rfc, row),
       supplier_name: row.supplier_name,
       award_date: row.award_date,
       amount: row.amount,
@@ -767,8 +772,9 @@ export const get = (
     const awardRows = includeAwards
       ? yield* sql`
           SELECT a.id::text AS id, a.snapshot_id, a.fingerprint, a.supplier_rfc, a.supplier_name,
-            a.award_date::text AS award_date, a.amount::text AS amount, a.currency, a.amount_scope, a.cog_partidas
-          FROM market.awards a
+            a.award_date::text AS award_date, a.amount::text AS amount, a.currency, a.amount_scope, a.cog_partidas,
+            ${sql.literal(RISK_SUMMARY_COLUMNS)}
+          FROM market.awards a ${sql.literal(riskSummaryJoin("a", "supplier_rfc"))}
           JOIN market.opportunities p ON p.snapshot_id = a.snapshot_id AND p.source_slug = a.source_slug
             AND p.source_record_id = a.opportunity_source_record_id
           WHERE p.id = ${row.id}::bigint AND a.snapshot_id = ${publication.snapshotId}

@@ -24,10 +24,12 @@ import {
   type SemanticWarning
 } from "./Envelope.js"
 import { sealRecordRef } from "./internal/refs.js"
+import { RISK_SUMMARY_COLUMNS, riskSummaryDbFields, riskSummaryJoin, riskSummaryOf } from "./internal/riskSummaries.js"
 import { defaultPageSize, maxPageSize } from "./Limits.js"
 import { type EnvelopeOf, MarketData } from "./MarketData.js"
 import { codec, type MarketDataRefusal, refuse } from "./MarketError.js"
 import * as Paging from "./Paging.js"
+import { RiskField } from "./RiskSummary.js"
 import { Limit } from "./Suppliers.js"
 
 const strict = { parseOptions: { onExcessProperty: "error" } } as const
@@ -83,6 +85,7 @@ export const PermitRow = Schema.Struct({
   permit_number: Schema.String,
   holder_name: Schema.String,
   holder_rfc: Schema.NullOr(Schema.String).annotations({ description: "Rarely published; null when not." }),
+  risk: RiskField,
   plant_name: Schema.NullOr(Schema.String),
   permit_type: Schema.NullOr(Schema.String),
   status_text: Schema.String.annotations({ description: "The publisher's status as recorded at load time." }),
@@ -120,6 +123,7 @@ const PermitDbRow = Schema.Struct({
   technology: Schema.NullOr(Schema.String),
   state_code: Schema.NullOr(Schema.String),
   granted_on: Schema.NullOr(Schema.String),
+  ...riskSummaryDbFields,
   /** The first ordering key (name similarity or normalized holder name), for the cursor position. */
   sort_key: Schema.Union(Schema.Number, Schema.String)
 })
@@ -165,6 +169,7 @@ const project = (row: PermitDbRow) =>
       permit_number: row.permit_number,
       holder_name: row.holder_name,
       holder_rfc: row.holder_rfc,
+      risk: riskSummaryOf(row.holder_rfc, row),
       plant_name: row.plant_name,
       permit_type: row.permit_type,
       status_text: row.status_text,
@@ -303,8 +308,9 @@ export const search = (
         { expression: sql`o.id`, direction: "asc", type: "bigint" }
       ]
     const fetched = yield* sql`
-      SELECT ${sql.literal(PERMIT_COLUMNS)}, ${keys[0]?.expression ?? sql`NULL`} AS sort_key
-      FROM market.permits o
+      SELECT ${sql.literal(PERMIT_COLUMNS)}, ${sql.literal(RISK_SUMMARY_COLUMNS)},
+        ${keys[0]?.expression ?? sql`NULL`} AS sort_key
+      FROM market.permits o ${sql.literal(riskSummaryJoin("o", "holder_rfc"))}
       WHERE ${sql.and([...narrowed.conditions, ...Paging.after(sql, keys, position)])}
       ORDER BY ${Paging.orderBy(sql, keys)}
       LIMIT ${limit + 1}`.pipe(Effect.flatMap(decodePermitRows), Effect.orDie)

@@ -13,6 +13,7 @@ import * as Operation from "@service/core/Operation"
 import { excerpt } from "@service/core/Refusal"
 import type { RequestContext } from "@service/core/RequestContext"
 import { parseRfc } from "@service/market-warehouse/Rfc"
+import { isActiveStatus } from "@service/market-warehouse/RiskStatus"
 import { normalizeName } from "@service/market-warehouse/Text"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -31,6 +32,7 @@ import { defaultPageSize, maxPageSize } from "./Limits.js"
 import { type EnvelopeOf, MarketData } from "./MarketData.js"
 import { codec, type MarketDataRefusal, refuse } from "./MarketError.js"
 import * as Paging from "./Paging.js"
+import { MarkKind, markKinds } from "./RiskSummary.js"
 import { Limit } from "./Suppliers.js"
 
 const strict = { parseOptions: { onExcessProperty: "error" } } as const
@@ -41,13 +43,8 @@ const TrimmedText = (max: number) =>
     Schema.maxLength(max, { message: () => `must be at most ${max} characters` })
   )
 
-/** The mark kinds the warehouse holds. @since 0.1.0 @category constants */
-export const markKinds = ["efos", "sancion"] as const
-
-/** @since 0.1.0 @category models */
-export const MarkKind = Schema.Literal(...markKinds)
-/** @since 0.1.0 @category models */
-export type MarkKind = typeof MarkKind.Type
+/** The mark kinds (defined with the risk summary every RFC-bearing row carries). @since 0.1.0 @category models */
+export { MarkKind, markKinds }
 
 /** Most RFCs one screen_risks call may carry (larger batches are refused, never truncated). @since 0.1.0 @category constants */
 export const maxScreenBatch = 50
@@ -62,13 +59,6 @@ const kindLabels: { readonly [K in MarkKind]: string } = {
   efos: "Barred-supplier listing (EFOS: invoices for simulated operations)",
   sancion: "Sanction or disqualification of a supplier or contractor"
 }
-
-/**
- * Statuses that clear the party rather than mark it: the presumption was refuted (desvirtuado) or annulled
- * by a court (sentencia favorable). Every other status the parsers write (presunto, definitivo,
- * definitivo_69b_bis, sancion_*) is a listing in force as published.
- */
-const exonerations: ReadonlySet<string> = new Set(["desvirtuado", "sentencia_favorable"])
 
 // -----------------------------------------------------------------------------
 // Inputs
@@ -230,8 +220,11 @@ const RISK_COLUMNS = `r.id::text AS id, r.snapshot_id, r.fingerprint, r.kind, r.
   r.status, r.status_text, r.listed_on::text AS listed_on, r.stage_dates::text AS stage_dates, r.sanctioning_body,
   r.sanction_type, r.period, r.fine_amount::text AS fine_amount, r.fine_currency`
 
-/** Whether a mark's status is a listing in force (not an exoneration). @since 0.1.0 @category rows */
-export const isActiveStatus = (status: string): boolean => !exonerations.has(status)
+/**
+ * Whether a mark's status is a listing in force (not an exoneration): the warehouse's definition, which its
+ * per-RFC risk summaries use too. @since 0.1.0 @category rows
+ */
+export { isActiveStatus }
 
 /** The abstracted row and its provenance entry, with one fresh record_ref for both. */
 const project = (row: RiskDbRow) =>

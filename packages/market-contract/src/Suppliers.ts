@@ -9,17 +9,19 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { EvidenceCategory, evidenceCategoryLabels, type ProvenanceEntry, type SemanticWarning } from "./Envelope.js"
 import { sealRecordRef, openRecordRef } from "./internal/refs.js"
+import { RISK_SUMMARY_COLUMNS, riskSummaryJoin, riskSummaryOf } from "./internal/riskSummaries.js"
 import {
   contactPresenceOf,
   decodeSupplierRows,
   stateOf,
   SUPPLIER_COLUMNS,
-  type SupplierDbRow
+  type SupplierRiskDbRow
 } from "./internal/supplierRows.js"
 import { defaultPageSize, maxPageSize } from "./Limits.js"
 import { type EnvelopeOf, MarketData } from "./MarketData.js"
 import { type MarketDataRefusal, refuse } from "./MarketError.js"
 import * as Paging from "./Paging.js"
+import { RiskField } from "./RiskSummary.js"
 import * as Narrowing from "./SupplierNarrowing.js"
 
 const strict = { parseOptions: { onExcessProperty: "error" } } as const
@@ -94,6 +96,7 @@ export const SupplierRow = Schema.Struct({
   name: Schema.String,
   legal_name: Schema.NullOr(Schema.String),
   rfc: Schema.NullOr(Schema.String),
+  risk: RiskField,
   scian: Schema.NullOr(Schema.Struct({ code: Schema.String, title: Schema.NullOr(Schema.String) })),
   state: Schema.NullOr(CodeName),
   municipality: Schema.NullOr(CodeName),
@@ -120,7 +123,7 @@ const observationWarning: SemanticWarning = {
 const provenanceStatement = "Read from the published corpus snapshot; a publication of record, not a verification."
 
 /** The abstracted supplier row and its provenance entry, with one fresh record_ref for both. */
-const project = (row: SupplierDbRow) =>
+const project = (row: SupplierRiskDbRow) =>
   Effect.gen(function*() {
     const recordRef = yield* sealRecordRef({ kind: "supplier", id: row.id, fingerprint: row.fingerprint })
     const presence = contactPresenceOf(row)
@@ -132,6 +135,7 @@ const project = (row: SupplierDbRow) =>
       name: row.name,
       legal_name: row.legal_name,
       rfc: row.rfc,
+      risk: riskSummaryOf(row.rfc, row),
       scian: row.scian_code === null ? null : { code: row.scian_code, title: row.scian_title },
       state: stateOf(row),
       municipality: row.municipality_code === null
@@ -190,8 +194,9 @@ export const searchSuppliers = (
         { expression: sql`o.id`, direction: "asc", type: "bigint" }
       ]
     const fetched = yield* sql`
-      SELECT ${sql.literal(SUPPLIER_COLUMNS)}, ${keys[0]?.expression ?? sql`NULL`} AS sort_key
-      FROM market.supplier_observations o
+      SELECT ${sql.literal(SUPPLIER_COLUMNS)}, ${sql.literal(RISK_SUMMARY_COLUMNS)},
+        ${keys[0]?.expression ?? sql`NULL`} AS sort_key
+      FROM market.supplier_observations o ${sql.literal(riskSummaryJoin("o", "rfc"))}
       WHERE ${sql.and([...narrowed.conditions, ...Paging.after(sql, keys, position)])}
       ORDER BY ${Paging.orderBy(sql, keys)}
       LIMIT ${limit + 1}`.pipe(Effect.flatMap(decodeSupplierRows), Effect.orDie)
@@ -239,7 +244,8 @@ export const getSupplier = (
     const ref = yield* market.provideCrypto(openRecordRef(input.record_ref, "supplier"))
     const publication = yield* market.servingPublication
     const rows = yield* sql`
-      SELECT ${sql.literal(SUPPLIER_COLUMNS)} FROM market.supplier_observations o
+      SELECT ${sql.literal(SUPPLIER_COLUMNS)}, ${sql.literal(RISK_SUMMARY_COLUMNS)}
+      FROM market.supplier_observations o ${sql.literal(riskSummaryJoin("o", "rfc"))}
       WHERE o.snapshot_id = ${publication.snapshotId}
         AND o.source_slug IN (SELECT slug FROM market.sources WHERE licensed_for_display)
         AND (o.id = ${ref.id}::bigint OR o.fingerprint = ${ref.fingerprint})

@@ -16,6 +16,7 @@ import { randomBytes } from "node:crypto"
 import { EvidenceCategory } from "./EvidenceCategory.js"
 import { type RecordKind, recordKinds } from "./internal/kinds.js"
 import * as Publications from "./internal/publications.js"
+import { exonerationStatuses } from "./RiskStatus.js"
 import type { Publication, SourceCoverage } from "./WarehouseReader.js"
 
 /** @since 0.1.0 @category models */
@@ -204,6 +205,22 @@ export const make = Effect.gen(function*() {
     })
 
   /**
+   * One summary per RFC of the snapshot's marks from sources licensed for display, rebuilt whole at each
+   * publish (a snapshot copied forward starts with none), so rows read the flag through one keyed join.
+   */
+  const computeRiskSummaries = (snapshotId: string) =>
+    Effect.zipRight(
+      sql`DELETE FROM market.risk_summaries WHERE snapshot_id = ${snapshotId}`,
+      sql`INSERT INTO market.risk_summaries (snapshot_id, rfc, mark_count, kinds, any_active, has_exoneration)
+          SELECT ${snapshotId}, r.subject_rfc, count(*)::int, array_agg(DISTINCT r.kind ORDER BY r.kind),
+                 bool_or(r.status NOT IN ${sql.in(exonerationStatuses)}),
+                 bool_or(r.status IN ${sql.in(exonerationStatuses)})
+          FROM market.risk_marks r JOIN market.sources s ON s.slug = r.source_slug
+          WHERE r.snapshot_id = ${snapshotId} AND s.licensed_for_display AND r.subject_rfc IS NOT NULL
+          GROUP BY r.subject_rfc`
+    )
+
+  /**
    * Fresh statistics first: right after a bulk load the planner has none and joins the award tables with
    * nested loops (minutes at a million rows instead of seconds).
    */
@@ -223,7 +240,7 @@ export const make = Effect.gen(function*() {
       WHERE o.id = o2.id AND o2.snapshot_id = ${snapshotId} AND o.award_count <> coalesce(c.n, 0)`
 
   /** Rows of retired publications are deleted; their snapshot records and load reports stay as history. */
-  const collectRetired = Effect.forEach(recordKinds, ({ table }) =>
+  const collectRetired = Effect.forEach([...recordKinds.map(({ table }) => table), "risk_summaries"], (table) =>
     sql`DELETE FROM ${sql(`market.${table}`)} WHERE snapshot_id IN (SELECT id FROM market.snapshots WHERE status = 'retired')`, {
     discard: true
   })
@@ -235,6 +252,7 @@ export const make = Effect.gen(function*() {
       yield* analyze(snapshotId)
       yield* countAwards(snapshotId)
       yield* computeCoverage(snapshotId)
+      yield* computeRiskSummaries(snapshotId)
       yield* sql`UPDATE market.snapshots SET status = 'retired' WHERE status = 'active'`
       const rows = yield* sql`UPDATE market.snapshots SET status = 'active', published_at = ${now}
                               WHERE id = ${snapshotId} RETURNING id, published_at, fresh_for_seconds`

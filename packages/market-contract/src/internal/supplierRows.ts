@@ -1,5 +1,6 @@
 import { stateByCode } from "@service/market-warehouse/States"
 import * as Schema from "effect/Schema"
+import { riskSummaryDbFields } from "./riskSummaries.js"
 
 /** A supplier observation as read from the warehouse (the columns of SUPPLIER_COLUMNS). */
 export const SupplierDbRow = Schema.Struct({
@@ -25,7 +26,11 @@ export const SupplierDbRow = Schema.Struct({
   sort_key: Schema.optional(Schema.NullOr(Schema.Union(Schema.Number, Schema.String)))
 })
 export type SupplierDbRow = typeof SupplierDbRow.Type
-export const decodeSupplierRows = Schema.decodeUnknown(Schema.Array(SupplierDbRow))
+
+/** A served supplier observation: SUPPLIER_COLUMNS plus its RFC's risk summary (RISK_SUMMARY_COLUMNS, joined). */
+export const SupplierRiskDbRow = Schema.Struct({ ...SupplierDbRow.fields, ...riskSummaryDbFields })
+export type SupplierRiskDbRow = typeof SupplierRiskDbRow.Type
+export const decodeSupplierRows = Schema.decodeUnknown(Schema.Array(SupplierRiskDbRow))
 
 /** The columns every supplier read selects: nothing else leaves the table through this service. */
 export const SUPPLIER_COLUMNS = `o.id::text AS id, o.snapshot_id, o.fingerprint, o.name, o.legal_name, o.name_norm, o.rfc,
