@@ -38,10 +38,7 @@ import { type EnvelopeOf, MarketData } from "./MarketData.js"
 import { codec, type MarketDataRefusal, refuse } from "./MarketError.js"
 import * as Paging from "./Paging.js"
 import { Limit } from "./Suppliers.js"
-
-const strict = { parseOptions: { onExcessProperty: "error" } } as const
-
-const readScopes = ["market_data:read", "context:read"] as const
+import { readScopes, strict } from "./internal/fields.js"
 
 /**
  * The dimensions awards can be grouped by. `supplier_name` is deliberately not one: names are approximate.

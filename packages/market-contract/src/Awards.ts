@@ -15,7 +15,7 @@ import { excerpt } from "@service/core/Refusal"
 import type { RequestContext } from "@service/core/RequestContext"
 import { parseRfc } from "@service/market-warehouse/Rfc"
 import { stateByCode } from "@service/market-warehouse/States"
-import { foldText, normalizeName } from "@service/market-warehouse/Text"
+import { normalizeName } from "@service/market-warehouse/Text"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -29,6 +29,7 @@ import {
   QueryMode,
   type SemanticWarning
 } from "./Envelope.js"
+import { compileTextQuery } from "./internal/narrowing.js"
 import { sealRecordRef } from "./internal/refs.js"
 import { RISK_SUMMARY_COLUMNS, riskSummaryDbFields, riskSummaryJoin, riskSummaryOf } from "./internal/riskSummaries.js"
 import { defaultPageSize, maxPageSize } from "./Limits.js"
@@ -37,31 +38,11 @@ import { codec, type MarketDataRefusal, refuse } from "./MarketError.js"
 import * as Paging from "./Paging.js"
 import { RiskField } from "./RiskSummary.js"
 import { Limit } from "./Suppliers.js"
-
-const strict = { parseOptions: { onExcessProperty: "error" } } as const
-
-const readScopes = ["market_data:read", "context:read"] as const
+import { IsoDate, TrimmedText, readScopes, strict } from "./internal/fields.js"
 
 // -----------------------------------------------------------------------------
 // Field schemas shared by the award operations
 // -----------------------------------------------------------------------------
-
-const TrimmedText = (max: number) =>
-  Schema.String.pipe(
-    Schema.filter((s) => s.trim().length > 0, { message: () => "must not be empty" }),
-    Schema.maxLength(max, { message: () => `must be at most ${max} characters` })
-  )
-
-const isCalendarDate = (s: string): boolean => {
-  const date = new Date(`${s}T00:00:00Z`)
-  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === s
-}
-
-/** A calendar date, `YYYY-MM-DD`. @since 0.1.0 @category schemas */
-export const IsoDate = Schema.String.pipe(
-  Schema.pattern(/^\d{4}-\d{2}-\d{2}$/, { message: () => "a date is written YYYY-MM-DD" }),
-  Schema.filter(isCalendarDate, { message: () => "not a calendar date" })
-)
 
 /** An ISO 4217 currency code (case ignored, served upper-case). @since 0.1.0 @category schemas */
 export const CurrencyCode = Schema.String.pipe(
@@ -391,22 +372,8 @@ export const textQuery = (
   Effect.gen(function*() {
     const query = raw?.trim()
     if (query === undefined) return undefined
-    const requestedMode: QueryMode | null = mode ?? null
-    const appliedMode: QueryMode = requestedMode === null || requestedMode === "auto" ? "all_terms" : requestedMode
-    const tsquery = appliedMode === "exact_phrase"
-      ? sql`phraseto_tsquery('market.es', ${query})`
-      : appliedMode === "any_terms"
-      ? sql`replace(plainto_tsquery('market.es', ${query})::text, '&', '|')::tsquery`
-      : sql`plainto_tsquery('market.es', ${query})`
-    const probe = yield* sql<{ empty: boolean }>`SELECT numnode(${tsquery}) = 0 AS empty`.pipe(Effect.orDie)
-    if (probe[0]?.empty === true) {
-      return yield* refuse(
-        "invalid_field_value",
-        "The query holds no searchable words (only very common words or punctuation).",
-        "Use distinctive words such as a supplier, buyer or subject (\"mantenimiento\", \"papeleria\").",
-        { field: "query" }
-      )
-    }
+    // The words compile exactly as every other text query does (internal/narrowing).
+    const { appliedMode, normalizedTerms, requestedMode, tsquery } = yield* compileTextQuery(sql, query, mode)
     return {
       query,
       tsquery,
@@ -414,7 +381,7 @@ export const textQuery = (
       interpretation: (filters) => ({
         requested_mode: requestedMode,
         applied_mode: appliedMode,
-        normalized_terms: foldText(query).split(" ").filter((t) => t.length > 0),
+        normalized_terms: normalizedTerms,
         recognized_state_aliases: [],
         filters,
         warning: requestedMode === null ? "auto mode: every word must match (Spanish stemming, accents ignored)" : null
@@ -785,3 +752,6 @@ export const getSupplierHistory = Operation.make({
   },
   run: readSupplierHistory
 })
+
+/** @since 0.1.0 @category schemas */
+export { IsoDate }

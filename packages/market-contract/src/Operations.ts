@@ -21,6 +21,7 @@ import {
 import { type CorpusBasis, Envelope, QueryMode, SCHEMA_VERSION } from "./Envelope.js"
 import { type Facet, facets as allFacets, MarketData, type ObservedValue } from "./MarketData.js"
 import { defaultPageSize, maxPageSize } from "./Limits.js"
+import { readScopes } from "./internal/fields.js"
 import { codec, type MarketDataRefusal, refuse } from "./MarketError.js"
 import { aggregateAwards } from "./AwardAggregates.js"
 import { getSupplierHistory, searchAwards } from "./Awards.js"
@@ -47,7 +48,7 @@ import {
 export type Requirements = MarketData | RequestContext
 
 /** Scopes that satisfy every market-data read (OR-listed). @since 0.1.0 @category constants */
-export const readScopes = ["market_data:read", "context:read"] as const
+export { readScopes }
 
 /** What every market-data declaration shares. */
 const market = {

@@ -38,28 +38,9 @@ import { codec, type MarketDataRefusal, refuse } from "./MarketError.js"
 import * as Paging from "./Paging.js"
 import { RiskField } from "./RiskSummary.js"
 import { Limit } from "./Suppliers.js"
-
-const strict = { parseOptions: { onExcessProperty: "error" } } as const
+import { IsoDate, TrimmedText, readScopes, strict } from "./internal/fields.js"
 
 // Repeated rather than imported from Operations.ts, which imports this module.
-const readScopes = ["market_data:read", "context:read"] as const
-
-const TrimmedText = (max: number) =>
-  Schema.String.pipe(
-    Schema.filter((s) => s.trim().length > 0, { message: () => "must not be empty" }),
-    Schema.maxLength(max, { message: () => `must be at most ${max} characters` })
-  )
-
-const isCalendarDate = (s: string): boolean => {
-  const date = new Date(`${s}T00:00:00Z`)
-  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === s
-}
-
-/** @since 0.1.0 @category models */
-export const IsoDate = Schema.String.pipe(
-  Schema.pattern(/^\d{4}-\d{2}-\d{2}$/, { message: () => "a date is written YYYY-MM-DD" }),
-  Schema.filter(isCalendarDate, { message: () => "not a calendar date" })
-)
 
 /**
  * How a text query is retrieved: `lexical` (full-text rank, the default) or `hybrid` (full-text rank fused
@@ -868,3 +849,6 @@ export const getOpportunity = Operation.make({
   },
   run: get
 })
+
+/** @since 0.1.0 @category schemas */
+export { IsoDate }

@@ -31,17 +31,9 @@ import { codec, type MarketDataRefusal, refuse } from "./MarketError.js"
 import * as Paging from "./Paging.js"
 import { RiskField } from "./RiskSummary.js"
 import { Limit } from "./Suppliers.js"
-
-const strict = { parseOptions: { onExcessProperty: "error" } } as const
+import { TrimmedText, readScopes, strict } from "./internal/fields.js"
 
 // Repeated rather than imported from Operations.ts, which imports this module.
-const readScopes = ["market_data:read", "context:read"] as const
-
-const TrimmedText = (max: number) =>
-  Schema.String.pipe(
-    Schema.filter((s) => s.trim().length > 0, { message: () => "must not be empty" }),
-    Schema.maxLength(max, { message: () => `must be at most ${max} characters` })
-  )
 
 /**
  * search_permits input (the same on every surface).

@@ -34,14 +34,7 @@ import { codec, type MarketDataRefusal, refuse } from "./MarketError.js"
 import * as Paging from "./Paging.js"
 import { MarkKind, markKinds } from "./RiskSummary.js"
 import { Limit } from "./Suppliers.js"
-
-const strict = { parseOptions: { onExcessProperty: "error" } } as const
-
-const TrimmedText = (max: number) =>
-  Schema.String.pipe(
-    Schema.filter((s) => s.trim().length > 0, { message: () => "must not be empty" }),
-    Schema.maxLength(max, { message: () => `must be at most ${max} characters` })
-  )
+import { TrimmedText, strict } from "./internal/fields.js"
 
 /** The mark kinds (defined with the risk summary every RFC-bearing row carries). @since 0.1.0 @category models */
 export { MarkKind, markKinds }

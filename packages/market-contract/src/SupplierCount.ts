@@ -14,8 +14,7 @@ import { withStatementTimeout } from "./internal/statementTimeout.js"
 import { type EnvelopeOf, MarketData } from "./MarketData.js"
 import type { MarketDataRefusal } from "./MarketError.js"
 import * as Narrowing from "./SupplierNarrowing.js"
-
-const strict = { parseOptions: { onExcessProperty: "error" } } as const
+import { strict } from "./internal/fields.js"
 
 /** Canonical input (HTTP): the narrowing fields with `source_slugs`. @since 0.1.0 @category models */
 export const CountSuppliersInput = Schema.Struct({ ...Narrowing.fields, ...Narrowing.canonicalFields }).annotations({

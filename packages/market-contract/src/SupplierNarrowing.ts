@@ -18,12 +18,8 @@ import { type InterpretedRequest, type Normalization, QueryMode } from "./Envelo
 import { maxPageSize } from "./Limits.js"
 import { type MarketDataRefusal, refuse } from "./MarketError.js"
 import { filterDigest } from "./Paging.js"
-
-const TrimmedText = (max: number) =>
-  Schema.String.pipe(
-    Schema.filter((s) => s.trim().length > 0, { message: () => "must not be empty" }),
-    Schema.maxLength(max, { message: () => `must be at most ${max} characters` })
-  )
+import { compileTextQuery } from "./internal/narrowing.js"
+import { TrimmedText } from "./internal/fields.js"
 
 /** @since 0.1.0 @category schemas */
 export const ScianCode = Schema.String.pipe(
@@ -255,24 +251,8 @@ export const narrow = (
 
     const requestedMode: QueryMode | null = input.query_mode ?? null
     const appliedMode: QueryMode = requestedMode === null || requestedMode === "auto" ? "all_terms" : requestedMode
-    const tsquery = query === undefined
-      ? undefined
-      : appliedMode === "exact_phrase"
-      ? sql`phraseto_tsquery('market.es', ${query})`
-      : appliedMode === "any_terms"
-      ? sql`replace(plainto_tsquery('market.es', ${query})::text, '&', '|')::tsquery`
-      : sql`plainto_tsquery('market.es', ${query})`
-    if (tsquery !== undefined) {
-      const probe = yield* sql<{ empty: boolean }>`SELECT numnode(${tsquery}) = 0 AS empty`.pipe(Effect.orDie)
-      if (probe[0]?.empty === true) {
-        return yield* refuse(
-          "invalid_field_value",
-          "The query holds no searchable words (only very common words or punctuation).",
-          "Use distinctive words such as a name or an activity (\"cantera\", \"minera\").",
-          { field: "query" }
-        )
-      }
-    }
+    // Compiled as every text query is (internal/narrowing), refusing words that hold nothing searchable.
+    const tsquery = query === undefined ? undefined : (yield* compileTextQuery(sql, query, input.query_mode)).tsquery
 
     const scianCodes = input.scian_codes === undefined ? undefined : [...new Set(input.scian_codes)].sort()
     const sourceSlugs = input.source_slugs === undefined ? undefined : [...input.source_slugs].sort()

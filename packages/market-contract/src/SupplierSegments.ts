@@ -17,8 +17,7 @@ import { withStatementTimeout } from "./internal/statementTimeout.js"
 import { type EnvelopeOf, MarketData } from "./MarketData.js"
 import { codec, type MarketDataRefusal, refuse } from "./MarketError.js"
 import * as Narrowing from "./SupplierNarrowing.js"
-
-const strict = { parseOptions: { onExcessProperty: "error" } } as const
+import { TrimmedText, strict } from "./internal/fields.js"
 
 /** @since 0.1.0 @category constants */
 export const maxSegments = 5
@@ -45,24 +44,18 @@ const tables: Readonly<Record<ObservedKind, { readonly table: string; readonly c
 
 const isObservedKind = (value: string): value is ObservedKind => observedKinds.some((kind) => kind === value)
 
-const Text = (max: number) =>
-  Schema.String.pipe(
-    Schema.filter((s) => s.trim().length > 0, { message: () => "must not be empty" }),
-    Schema.maxLength(max, { message: () => `must be at most ${max} characters` })
-  )
-
 const Id = Schema.String.pipe(
   Schema.pattern(/^[A-Za-z0-9_.-]{1,40}$/, { message: () => "an id is 1 to 40 letters, digits, '_', '.' or '-'" })
 )
 
 const Segment = Schema.Struct({
   id: Id.annotations({ description: "Your name for the segment, echoed in its cells." }),
-  query: Text(200).annotations({ description: "Words that define the segment (Spanish; accents and case ignored)." })
+  query: TrimmedText(200).annotations({ description: "Words that define the segment (Spanish; accents and case ignored)." })
 }).annotations(strict)
 
 const Geography = Schema.Struct({
   id: Id.annotations({ description: "Your name for the geography, echoed in its cells." }),
-  state: Text(64).annotations({ description: "State name, code or common alias." })
+  state: TrimmedText(64).annotations({ description: "State name, code or common alias." })
 }).annotations(strict)
 
 /** @since 0.1.0 @category models */

@@ -23,23 +23,10 @@ import { type MarketDataRefusal, refuse } from "./MarketError.js"
 import * as Paging from "./Paging.js"
 import { RiskField } from "./RiskSummary.js"
 import * as Narrowing from "./SupplierNarrowing.js"
-
-const strict = { parseOptions: { onExcessProperty: "error" } } as const
-
-const TrimmedText = (max: number) =>
-  Schema.String.pipe(
-    Schema.filter((s) => s.trim().length > 0, { message: () => "must not be empty" }),
-    Schema.maxLength(max, { message: () => `must be at most ${max} characters` })
-  )
+import { Limit, TrimmedText, strict } from "./internal/fields.js"
 
 /** @since 0.1.0 @category models */
 export const ScianCode = Narrowing.ScianCode
-
-/** @since 0.1.0 @category models */
-export const Limit = (max: number) =>
-  Schema.Int.pipe(
-    Schema.between(1, max, { message: () => `limit must be an integer from 1 to ${max}` })
-  )
 
 const searchFields = {
   ...Narrowing.fields,
@@ -271,3 +258,6 @@ export const getSupplier = (
       rowsExamined: rows.length
     })
   }).pipe(Effect.withSpan("Suppliers.getSupplier"))
+
+/** @since 0.1.0 @category schemas */
+export { Limit }
