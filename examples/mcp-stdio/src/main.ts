@@ -85,7 +85,7 @@ const program = Effect.gen(function*() {
   // Forked only now: the catalogs load holds the one embedded connection for about a second.
   yield* Effect.forkScoped(loadDemoCorpus)
   yield* Effect.logInfo(`Serving MCP on stdio for workspace ${principal.workspace.slug}`)
-  // Every call is scope-checked, rate-limited and metered like on HTTP (core.usage, core.rate_windows).
+  // Every call is scope-checked, rate-limited and metered like on HTTP (core.credit_ledger, core.rate_windows).
   yield* McpHandler.serveStdio({ ...serverInfo, principal, groups: App.groups })
 })
 

@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { Account, Meter } from "./Meter.js"
 import * as Operation from "./Operation.js"
+import { Scope } from "./Principal.js"
 import * as Refusal from "./Refusal.js"
 import { Caller } from "./RequestContext.js"
 
@@ -86,7 +87,7 @@ export const usage = Operation.make({
   refusals: codec,
   refuses: [],
   // Any credential of the workspace may see what its calls cost.
-  scopes: ["market_data:read", "context:read", "commercial:read", "commercial:activate", "topics:write"],
+  scopes: Scope.literals,
   annotations: Operation.readOnly,
   metered: false,
   paginates: false,

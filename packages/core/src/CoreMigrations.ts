@@ -6,6 +6,7 @@
 import accounts from "./migrations/0001_accounts.js"
 import usage from "./migrations/0002_usage.js"
 import credits from "./migrations/0003_credits.js"
+import dropUsage from "./migrations/0004_drop_usage.js"
 
 /** @since 0.1.0 @category migrations */
 export const migrations = {
@@ -14,6 +15,7 @@ export const migrations = {
   migrations: {
     "0001_accounts": accounts,
     "0002_usage": usage,
-    "0003_credits": credits
+    "0003_credits": credits,
+    "0004_drop_usage": dropUsage
   }
 } as const

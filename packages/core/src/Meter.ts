@@ -4,8 +4,8 @@
  * update that never takes the balance below zero, and refunded in the same ledger when it fails or is
  * interrupted, so a refused call costs nothing and a served one costs exactly once. A charge the balance
  * cannot cover is refused with {@link CreditsExhausted} and recorded. Each workspace receives its monthly
- * allowance on its first metered call of a UTC month. Successful calls are also counted per operation and
- * day in `core.usage`.
+ * allowance on its first metered call of a UTC month. What was served is read back from the same ledger
+ * (a debit without a refund), so there is one record of every call.
  *
  * @since 0.1.0
  */
@@ -98,9 +98,7 @@ export class Meter extends Context.Tag("@service/core/Meter")<Meter, {
   }) => Effect.Effect<Charge, CreditsExhausted>
   /** Gives a charge back (once, however often it is asked). */
   readonly refund: (charge: Charge, note: string) => Effect.Effect<void>
-  /** Counts `units` served for the workspace and operation today. */
-  readonly record: (usage: { readonly workspaceId: string; readonly operation: string; readonly units: number }) => Effect.Effect<void>
-  /** The workspace's served calls, newest day first. */
+  /** The workspace's served calls (debits not refunded) per operation and UTC day, newest day first. */
   readonly usage: (workspaceId: string) => Effect.Effect<ReadonlyArray<Usage>>
   /** Adds credits outside the monthly allowance (operators, purchases, tests). */
   readonly grant: (grant: { readonly workspaceId: string; readonly credits: number; readonly note: string }) => Effect.Effect<void>
@@ -148,15 +146,24 @@ export const makeSql = (options: { readonly monthlyAllowance: number }) =>
       sql`INSERT INTO core.credit_balances (workspace_id, balance) VALUES (${workspaceId}, ${credits})
           ON CONFLICT (workspace_id) DO UPDATE SET balance = core.credit_balances.balance + EXCLUDED.balance`
 
+    // Periods already granted, per workspace: after the first call of a month no charge writes the grant again.
+    const granted = new Set<string>()
+
     // The month's allowance, at most once per workspace and period (the unique index decides under races).
     const grantAllowance = (workspaceId: string, now: number) =>
       Effect.gen(function*() {
-        const granted = yield* sql`INSERT INTO core.credit_ledger (workspace_id, kind, credits, period, note)
+        const key = `${workspaceId}\u0000${periodOf(now)}`
+        if (granted.has(key)) return
+        const inserted = yield* sql`INSERT INTO core.credit_ledger (workspace_id, kind, credits, period, note)
           VALUES (${workspaceId}, 'grant', ${options.monthlyAllowance}, ${periodOf(now)}, 'monthly allowance')
           ON CONFLICT (workspace_id, period) WHERE kind = 'grant' DO NOTHING
           RETURNING id::text AS id`.pipe(Effect.flatMap(decodeIds))
-        if (granted.length > 0) yield* credit(workspaceId, options.monthlyAllowance)
+        if (inserted.length > 0) yield* credit(workspaceId, options.monthlyAllowance)
       })
+
+    // Called once the transaction that granted (or found) the allowance has committed.
+    const markGranted = (workspaceId: string, now: number) =>
+      Effect.sync(() => void granted.add(`${workspaceId}\u0000${periodOf(now)}`))
 
     const balanceOf = (workspaceId: string) =>
       Effect.map(
@@ -184,6 +191,7 @@ export const makeSql = (options: { readonly monthlyAllowance: number }) =>
             RETURNING id::text AS id`.pipe(Effect.flatMap(decodeIds))
           return { _tag: "Charged" as const, ledgerId: ids[0]?.id ?? "" }
         })).pipe(Effect.orDie)
+        yield* markGranted(workspaceId, now)
         if (outcome._tag === "Refused") {
           return yield* new CreditsExhausted({ operation, price: credits, balance: outcome.balance, renewsOn: renewalOf(now) })
         }
@@ -200,18 +208,12 @@ export const makeSql = (options: { readonly monthlyAllowance: number }) =>
         if (refunded.length > 0) yield* credit(charge.workspaceId, charge.credits)
       })).pipe(Effect.orDie, Effect.withSpan("Meter.refund"))
 
-    const record = ({ operation, units, workspaceId }: Parameters<Meter["Type"]["record"]>[0]) =>
-      Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        const day = new Date(now).toISOString().slice(0, 10)
-        yield* sql`INSERT INTO core.usage (workspace_id, operation, day, units)
-          VALUES (${workspaceId}, ${operation}, ${day}::date, ${units})
-          ON CONFLICT (workspace_id, day, operation) DO UPDATE SET units = core.usage.units + EXCLUDED.units`
-      }).pipe(Effect.orDie, Effect.withSpan("Meter.record"))
-
     const usage = (workspaceId: string) =>
-      sql`SELECT operation, to_char(day, 'YYYY-MM-DD') AS day, units::text AS units
-          FROM core.usage WHERE workspace_id = ${workspaceId} ORDER BY day DESC, operation`.pipe(
+      sql`SELECT d.operation, to_char((d.created_at AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS day, count(*)::text AS units
+          FROM core.credit_ledger d
+          WHERE d.workspace_id = ${workspaceId} AND d.kind = 'debit'
+            AND NOT EXISTS (SELECT 1 FROM core.credit_ledger r WHERE r.refund_of = d.id AND r.kind = 'refund')
+          GROUP BY 1, 2 ORDER BY 2 DESC, 1`.pipe(
         Effect.flatMap(decodeUsage),
         Effect.orDie
       )
@@ -229,6 +231,7 @@ export const makeSql = (options: { readonly monthlyAllowance: number }) =>
         const since = new Date(now - 30 * 24 * 3600 * 1000).toISOString()
         // Reading the account grants the month's allowance when due, so the balance shown is spendable.
         yield* sql.withTransaction(grantAllowance(workspaceId, now))
+        yield* markGranted(workspaceId, now)
         const balance = yield* balanceOf(workspaceId)
         const rows = yield* sql`SELECT operation, calls::text AS calls, credits::text AS credits, refused::text AS refused
           FROM (
@@ -259,7 +262,7 @@ export const makeSql = (options: { readonly monthlyAllowance: number }) =>
         }
       }).pipe(Effect.orDie, Effect.withSpan("Meter.account"))
 
-    return Meter.of({ charge, refund, record, usage, grant, account })
+    return Meter.of({ charge, refund, usage, grant, account })
   })
 
 /** @since 0.1.0 @category layers */
@@ -296,7 +299,6 @@ export const layerMemory = (options: { readonly monthlyAllowance: number }): Lay
     }
     const ledger: Array<Entry> = []
     const balances = new Map<string, number>()
-    const served = new Map<string, number>()
     const append = (entry: Omit<Entry, "id">) => {
       const id = ledger.length + 1
       ledger.push({ ...entry, id })
@@ -337,17 +339,20 @@ export const layerMemory = (options: { readonly monthlyAllowance: number }): Lay
               at: now
             })
           })),
-      record: ({ operation, units, workspaceId }) =>
-        Effect.sync(() => void served.set(`${workspaceId}\u0000${operation}`, (served.get(`${workspaceId}\u0000${operation}`) ?? 0) + units)),
       usage: (workspaceId) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          Effect.sync(() =>
-            [...served].filter(([key]) => key.startsWith(`${workspaceId}\u0000`)).map(([key, units]) => ({
-              operation: key.slice(workspaceId.length + 1),
-              day: new Date(now).toISOString().slice(0, 10),
-              units
-            }))
-          )),
+        Effect.sync(() => {
+          // Served = debited and not refunded, per operation and UTC day, newest day first.
+          const refunded = new Set(ledger.filter((e) => e.kind === "refund").map((e) => e.refundOf))
+          const counts = new Map<string, { operation: string; day: string; units: number }>()
+          for (const e of ledger) {
+            if (e.workspaceId !== workspaceId || e.kind !== "debit" || refunded.has(e.id)) continue
+            const day = new Date(e.at).toISOString().slice(0, 10)
+            const key = `${day}\u0000${e.operation ?? ""}`
+            const current = counts.get(key)
+            counts.set(key, { operation: e.operation ?? "", day, units: (current?.units ?? 0) + 1 })
+          }
+          return [...counts.values()].sort((a, b) => b.day.localeCompare(a.day) || a.operation.localeCompare(b.operation))
+        }),
       grant: ({ credits, workspaceId }) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) =>
           Effect.sync(() =>

@@ -455,7 +455,6 @@ export const execute = <R>(
           : meter.refund(charge.value, Exit.isInterrupted(exit) ? "interrupted" : "the call did not succeed")
       )
     )
-    if (op.metered) yield* meter.record({ workspaceId: principal.workspace.id, operation: op.name, units: 1 })
     return output
   }).pipe(
     Effect.annotateLogs({ operation: op.name, requestId: invocation.requestId }),

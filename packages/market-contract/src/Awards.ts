@@ -39,6 +39,7 @@ import * as Paging from "./Paging.js"
 import { RiskField } from "./RiskSummary.js"
 import { Limit } from "./Suppliers.js"
 import { IsoDate, TrimmedText, readScopes, strict } from "./internal/fields.js"
+import { licensedRows } from "./internal/visibility.js"
 
 // -----------------------------------------------------------------------------
 // Field schemas shared by the award operations
@@ -266,7 +267,7 @@ const project = (row: AwardDbRow) =>
  */
 export const visibleAwards = (sql: SqlClient.SqlClient, snapshotId: string): ReadonlyArray<Fragment> => [
   sql`a.snapshot_id = ${snapshotId}`,
-  sql`a.source_slug IN (SELECT slug FROM market.sources WHERE licensed_for_display)`
+  licensedRows(sql, "a")
 ]
 
 /**

@@ -30,6 +30,7 @@ import {
 } from "./Envelope.js"
 import { CONTRACT_VERSION } from "./internal/refs.js"
 import { type MarketDataRefusal, refuse } from "./MarketError.js"
+import { licensedRows } from "./internal/visibility.js"
 
 /** @since 0.1.0 @category models */
 export interface EnvelopeOf<R> {
@@ -245,7 +246,6 @@ export const make = Effect.gen(function*() {
       }
     })
 
-  const licensedSources = sql`o.source_slug IN (SELECT slug FROM market.sources WHERE licensed_for_display)`
 
   // Value lists change only when a publication does: computed once per (snapshot, facet) and kept for the
   // active publication only, so capabilities does not count the corpus on every call.
@@ -254,13 +254,10 @@ export const make = Effect.gen(function*() {
     values: new Map()
   })
 
-  const licensedIn = (alias: string) =>
-    sql`${sql.literal(alias)}.source_slug IN (SELECT slug FROM market.sources WHERE licensed_for_display)`
-
   const countsBy = (table: string, column: string, snapshotId: string) =>
     sql<{ value: string; n: number }>`
       SELECT ${sql.literal(`t.${column}`)} AS value, count(*)::int AS n FROM ${sql.literal(table)} t
-      WHERE t.snapshot_id = ${snapshotId} AND ${licensedIn("t")} AND ${sql.literal(`t.${column}`)} IS NOT NULL
+      WHERE t.snapshot_id = ${snapshotId} AND ${licensedRows(sql, "t")} AND ${sql.literal(`t.${column}`)} IS NOT NULL
       GROUP BY 1 ORDER BY 1`.pipe(Effect.orDie)
 
   const computeFacet = (facet: Facet, publication: Publication): Effect.Effect<ReadonlyArray<ObservedValue>> => {
@@ -273,7 +270,7 @@ export const make = Effect.gen(function*() {
         return Effect.map(
           sql<{ scian_code: string; scian_title: string | null; n: number }>`
             SELECT o.scian_code, max(o.scian_title) AS scian_title, count(*)::int AS n FROM market.supplier_observations o
-            WHERE o.snapshot_id = ${snapshotId} AND ${licensedSources} AND o.scian_code IS NOT NULL
+            WHERE o.snapshot_id = ${snapshotId} AND ${licensedRows(sql, "o")} AND o.scian_code IS NOT NULL
             GROUP BY o.scian_code ORDER BY o.scian_code`.pipe(Effect.orDie),
           (rows) => rows.map((r) => ({ value: r.scian_code, label: r.scian_title, visibleRows: r.n }))
         )
@@ -290,10 +287,10 @@ export const make = Effect.gen(function*() {
           sql<{ value: string; n: number }>`
             SELECT value, sum(n)::int AS n FROM (
               SELECT t.procedure_type AS value, count(*) AS n FROM market.opportunities t
-              WHERE t.snapshot_id = ${snapshotId} AND ${licensedIn("t")} AND t.procedure_type IS NOT NULL GROUP BY 1
+              WHERE t.snapshot_id = ${snapshotId} AND ${licensedRows(sql, "t")} AND t.procedure_type IS NOT NULL GROUP BY 1
               UNION ALL
               SELECT t.procedure_type AS value, count(*) AS n FROM market.awards t
-              WHERE t.snapshot_id = ${snapshotId} AND ${licensedIn("t")} AND t.procedure_type IS NOT NULL GROUP BY 1
+              WHERE t.snapshot_id = ${snapshotId} AND ${licensedRows(sql, "t")} AND t.procedure_type IS NOT NULL GROUP BY 1
             ) u GROUP BY value ORDER BY value`.pipe(Effect.orDie),
           (rows) => rows.map((r) => ({ value: r.value, label: null, visibleRows: r.n }))
         )

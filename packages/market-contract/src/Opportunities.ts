@@ -39,6 +39,7 @@ import * as Paging from "./Paging.js"
 import { RiskField } from "./RiskSummary.js"
 import { Limit } from "./Suppliers.js"
 import { IsoDate, TrimmedText, readScopes, strict } from "./internal/fields.js"
+import { licensedRows } from "./internal/visibility.js"
 
 // Repeated rather than imported from Operations.ts, which imports this module.
 
@@ -419,9 +420,6 @@ interface Narrowed {
   readonly warnings: ReadonlyArray<SemanticWarning>
 }
 
-const licensed = (sql: SqlClient.SqlClient) =>
-  sql`o.source_slug IN (SELECT slug FROM market.sources WHERE licensed_for_display)`
-
 /** Deadline questions and the query_mode/hybrid conflict: refused before the corpus is read. */
 const refuseMisunderstandings = (input: SearchOpportunitiesInput): Effect.Effect<void, MarketDataRefusal> => {
   const asked = deadlineFields.filter((field) => input[field] !== undefined)
@@ -478,7 +476,7 @@ const narrow = (
       )
     }
     const normalizations: Array<Normalization> = []
-    const conditions: Array<Fragment> = [sql`o.snapshot_id = ${snapshotId}`, licensed(sql)]
+    const conditions: Array<Fragment> = [sql`o.snapshot_id = ${snapshotId}`, licensedRows(sql, "o")]
     const filterNames: Array<string> = []
     const warnings: Array<SemanticWarning> = []
     const aliases: Array<string> = []
@@ -497,7 +495,7 @@ const narrow = (
     if (procedureInput !== undefined) {
       const observed = yield* sql<{ value: string }>`
         SELECT DISTINCT o.procedure_type AS value FROM market.opportunities o
-        WHERE o.snapshot_id = ${snapshotId} AND ${licensed(sql)} AND o.procedure_type IS NOT NULL
+        WHERE o.snapshot_id = ${snapshotId} AND ${licensedRows(sql, "o")} AND o.procedure_type IS NOT NULL
         ORDER BY 1`.pipe(Effect.orDie)
       const allowed = observed.map((r) => r.value)
       // "Licitación pública" and "licitacion-publica" name the stored value licitacion_publica.
@@ -544,7 +542,7 @@ const narrow = (
       // An exact acronym is a strong identity: when the corpus holds it, it alone decides.
       const hit = yield* sql<{ hit: boolean }>`
         SELECT EXISTS (SELECT 1 FROM market.opportunities o
-          WHERE o.snapshot_id = ${snapshotId} AND ${licensed(sql)}
+          WHERE o.snapshot_id = ${snapshotId} AND ${licensedRows(sql, "o")}
             AND market.fold(o.buyer_acronym) = market.fold(${buyer})) AS hit`.pipe(Effect.orDie)
       if (hit[0]?.hit === true) {
         buyerMatch = "acronym"
@@ -737,7 +735,7 @@ export const get = (
     const publication = yield* market.servingPublication
     const rows = yield* sql`
       SELECT ${sql.literal(OPPORTUNITY_COLUMNS)} FROM market.opportunities o
-      WHERE o.snapshot_id = ${publication.snapshotId} AND ${licensed(sql)}
+      WHERE o.snapshot_id = ${publication.snapshotId} AND ${licensedRows(sql, "o")}
         AND (o.id = ${ref.id}::bigint OR o.fingerprint = ${ref.fingerprint})
       ORDER BY (o.id = ${ref.id}::bigint) DESC LIMIT 1`.pipe(Effect.flatMap(decodeOpportunityRows), Effect.orDie)
     const row = rows[0]
@@ -759,7 +757,7 @@ export const get = (
           JOIN market.opportunities p ON p.snapshot_id = a.snapshot_id AND p.source_slug = a.source_slug
             AND p.source_record_id = a.opportunity_source_record_id
           WHERE p.id = ${row.id}::bigint AND a.snapshot_id = ${publication.snapshotId}
-            AND a.source_slug IN (SELECT slug FROM market.sources WHERE licensed_for_display)
+            AND ${licensedRows(sql, "a")}
           ORDER BY a.award_date ASC NULLS LAST, a.id ASC
           LIMIT ${MAX_NESTED_AWARDS + 1}`.pipe(Effect.flatMap(decodeAwardRows), Effect.orDie)
       : []

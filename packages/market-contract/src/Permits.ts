@@ -32,6 +32,7 @@ import * as Paging from "./Paging.js"
 import { RiskField } from "./RiskSummary.js"
 import { Limit } from "./Suppliers.js"
 import { TrimmedText, readScopes, strict } from "./internal/fields.js"
+import { licensedRows } from "./internal/visibility.js"
 
 // Repeated rather than imported from Operations.ts, which imports this module.
 
@@ -250,7 +251,7 @@ const narrow = (
     return {
       conditions: [
         sql`o.snapshot_id = ${snapshotId}`,
-        sql`o.source_slug IN (SELECT slug FROM market.sources WHERE licensed_for_display)`,
+        licensedRows(sql, "o"),
         ...(rfc === undefined ? [] : [sql`o.holder_rfc = ${rfc}`]),
         ...(nameKey === undefined
           ? []

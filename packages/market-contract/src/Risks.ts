@@ -35,6 +35,7 @@ import * as Paging from "./Paging.js"
 import { MarkKind, markKinds } from "./RiskSummary.js"
 import { Limit } from "./Suppliers.js"
 import { TrimmedText, strict } from "./internal/fields.js"
+import { licensedRows } from "./internal/visibility.js"
 
 /** The mark kinds (defined with the risk summary every RFC-bearing row carries). @since 0.1.0 @category models */
 export { MarkKind, markKinds }
@@ -408,7 +409,7 @@ export const searchRiskMarks = (
 
     const conditions = [
       sql`r.snapshot_id = ${publication.snapshotId}`,
-      sql`r.source_slug IN (SELECT slug FROM market.sources WHERE licensed_for_display)`,
+      licensedRows(sql, "r"),
       ...(filter.rfc === undefined ? [] : [sql`r.subject_rfc = ${filter.rfc}`]),
       // `%` lets the trigram index find candidates; the explicit bound keeps the answer independent of the
       // session's pg_trgm.similarity_threshold.
@@ -499,7 +500,7 @@ export const screenRiskMarks = (
       SELECT ${sql.literal(RISK_COLUMNS)}
       FROM market.risk_marks r
       WHERE r.snapshot_id = ${publication.snapshotId}
-        AND r.source_slug IN (SELECT slug FROM market.sources WHERE licensed_for_display)
+        AND ${licensedRows(sql, "r")}
         AND r.subject_rfc IN ${sql.in(distinct)}
       ORDER BY r.subject_rfc, r.listed_on DESC NULLS LAST, r.id`.pipe(Effect.flatMap(decodeRiskRows), Effect.orDie)
     // Each row is sealed once: a repeated RFC shows the same record_ref at each of its positions.

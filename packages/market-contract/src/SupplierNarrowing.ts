@@ -10,7 +10,6 @@ import type * as SqlClient from "@effect/sql/SqlClient"
 import type { Fragment } from "@effect/sql/Statement"
 import { excerpt } from "@service/core/Refusal"
 import { parseRfc } from "@service/market-warehouse/Rfc"
-import { resolveState } from "@service/market-warehouse/States"
 import { foldText, foldWords } from "@service/market-warehouse/Text"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -18,8 +17,9 @@ import { type InterpretedRequest, type Normalization, QueryMode } from "./Envelo
 import { maxPageSize } from "./Limits.js"
 import { type MarketDataRefusal, refuse } from "./MarketError.js"
 import { filterDigest } from "./Paging.js"
-import { compileTextQuery } from "./internal/narrowing.js"
+import { compileTextQuery, resolveStateInput } from "./internal/narrowing.js"
 import { TrimmedText } from "./internal/fields.js"
+import { licensedRows } from "./internal/visibility.js"
 
 /** @since 0.1.0 @category schemas */
 export const ScianCode = Schema.String.pipe(
@@ -181,36 +181,11 @@ export const narrow = (
       )
     }
 
-    // State: any name, code or alias resolves to the INEGI code.
-    let stateCode: string | undefined
-    const recognizedAliases: Array<string> = []
-    if (input.state !== undefined) {
-      const resolved = resolveState(input.state)
-      if (resolved._tag === "Unknown") {
-        return yield* refuse(
-          "unknown_state",
-          `"${input.state}" is not a Mexican state name, code or known alias.`,
-          resolved.suggestions.length > 0
-            ? `Did you mean ${resolved.suggestions.map((s) => `"${s}"`).join(" or ")}? Send that as state.`
-            : "Send a state name (Jalisco), alias (CDMX, Edomex, NL) or INEGI code (01-32).",
-          { field: "state" }
-        )
-      }
-      stateCode = resolved.code
-      if (resolved.name !== input.state) {
-        normalizations.push({
-          field: "state",
-          from: input.state,
-          to: `${resolved.code} ${resolved.name}`,
-          reason: resolved.matchedBy === "alias"
-            ? "recognized state alias"
-            : resolved.matchedBy === "code"
-            ? "INEGI state code"
-            : "state name matched ignoring accents and case"
-        })
-        if (resolved.matchedBy === "alias") recognizedAliases.push(input.state)
-      }
-    }
+    // State: any name, code or alias resolves to the INEGI code (as in every resource module).
+    const state = input.state === undefined ? undefined : yield* resolveStateInput(input.state)
+    const stateCode = state?.code
+    const recognizedAliases: ReadonlyArray<string> = state?.alias === undefined ? [] : [state.alias]
+    if (state?.normalization !== undefined) normalizations.push(state.normalization)
 
     const municipality = input.municipality === undefined
       ? undefined
@@ -267,7 +242,7 @@ export const narrow = (
     }
     const conditions = [
       sql`o.snapshot_id = ${snapshotId}`,
-      sql`o.source_slug IN (SELECT slug FROM market.sources WHERE licensed_for_display)`,
+      licensedRows(sql, "o"),
       ...(stateCode === undefined ? [] : [sql`o.state_code = ${stateCode}`]),
       ...(municipality === undefined ? [] : [sql`o.municipality_code IN ${sql.in(municipality.codes)}`]),
       ...(rfc === undefined ? [] : [sql`o.rfc = ${rfc}`]),

@@ -18,6 +18,7 @@ import { type EnvelopeOf, MarketData } from "./MarketData.js"
 import { codec, type MarketDataRefusal, refuse } from "./MarketError.js"
 import * as Narrowing from "./SupplierNarrowing.js"
 import { TrimmedText, strict } from "./internal/fields.js"
+import { licensedRows } from "./internal/visibility.js"
 
 /** @since 0.1.0 @category constants */
 export const maxSegments = 5
@@ -185,7 +186,7 @@ export const compareSegments = (
         SELECT o.state_code, ${sql.csv(columns)}
         FROM ${sql.literal(table)} o
         WHERE o.snapshot_id = ${publication.snapshotId}
-          AND o.source_slug IN (SELECT slug FROM market.sources WHERE licensed_for_display)
+          AND ${licensedRows(sql, "o")}
           AND o.state_code IN ${sql.in(states)}
           AND ${anySegment}
         GROUP BY o.state_code`

@@ -24,6 +24,7 @@ import * as Paging from "./Paging.js"
 import { RiskField } from "./RiskSummary.js"
 import * as Narrowing from "./SupplierNarrowing.js"
 import { Limit, TrimmedText, strict } from "./internal/fields.js"
+import { licensedRows } from "./internal/visibility.js"
 
 /** @since 0.1.0 @category models */
 export const ScianCode = Narrowing.ScianCode
@@ -234,7 +235,7 @@ export const getSupplier = (
       SELECT ${sql.literal(SUPPLIER_COLUMNS)}, ${sql.literal(RISK_SUMMARY_COLUMNS)}
       FROM market.supplier_observations o ${sql.literal(riskSummaryJoin("o", "rfc"))}
       WHERE o.snapshot_id = ${publication.snapshotId}
-        AND o.source_slug IN (SELECT slug FROM market.sources WHERE licensed_for_display)
+        AND ${licensedRows(sql, "o")}
         AND (o.id = ${ref.id}::bigint OR o.fingerprint = ${ref.fingerprint})
       ORDER BY (o.id = ${ref.id}::bigint) DESC LIMIT 1`.pipe(Effect.flatMap(decodeSupplierRows), Effect.orDie)
     const row = rows[0]
