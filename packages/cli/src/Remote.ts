@@ -102,6 +102,7 @@ export const request = (
   const bound = binding.input.kind === "path" ? binding.input.params : {}
   const rest: Record<string, unknown> = { ...input }
   let missing: string | undefined
+  let unsendable: string | undefined
   const path = Operation.httpPath(group, operation).replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, (_, param: string) => {
     const field = bound[param]
     const value = field === undefined ? connection.pathParams[param] : input[field]
@@ -110,8 +111,17 @@ export const request = (
       missing ??= param
       return ""
     }
-    return encodeURIComponent(scalarText(value))
+    const text = scalarText(value)
+    // A URL drops "." and ".." segments (also percent-encoded), so the server would see another path.
+    if (text === "." || text === "..") {
+      unsendable ??= field ?? param
+      return ""
+    }
+    return encodeURIComponent(text)
   })
+  if (unsendable !== undefined) {
+    return Either.left(Failure.usage(`${unsendable} cannot be "." or "..": no URL path can carry it.`))
+  }
   if (missing !== undefined) {
     return Either.left(Failure.Failure.Unexpected({ message: `No value for the path parameter :${missing} of ${operation.name}.`, body: undefined }))
   }

@@ -3,9 +3,11 @@ import * as MarketOperations from "@service/market-contract/Operations"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { ExitCode } from "../src/Failure.js"
 import * as InputFlags from "../src/InputFlags.js"
+import * as Remote from "../src/Remote.js"
 import { runFake } from "./support/Run.js"
 import * as Toy from "./support/ToyGroup.js"
 
@@ -100,6 +102,19 @@ describe("InputFlags", () => {
       )
       assert.deepStrictEqual(InputFlags.toArgs(specOf(Toy.getThing), { thing_ref: "t1", detail: 2 }), ["t1", "--detail", "2"])
       assert.deepStrictEqual(InputFlags.toArgs(specOf(Toy.getThing), { thing_ref: "-t", detail: 1 }), ["--detail", "1", "--", "-t"])
+    })
+
+    it("a path value no URL can carry (\".\", \"..\") is refused before anything is sent", () => {
+      const connection = { baseUrl: "http://x", apiKey: Redacted.make("k"), pathParams: { workspace: "w" } }
+      for (const ref of [".", ".."]) {
+        const built = Remote.request(connection, { group: Toy.group, operation: Toy.getThing }, { thing_ref: ref })
+        assert.isTrue(Either.isLeft(built))
+        if (Either.isLeft(built)) {
+          assert.strictEqual(built.left._tag, "Invalid")
+          assert.include(built.left._tag === "Invalid" ? built.left.message : "", "thing_ref cannot be")
+        }
+      }
+      assert.isTrue(Either.isRight(Remote.request(connection, { group: Toy.group, operation: Toy.getThing }, { thing_ref: ".a" })))
     })
 
     // What the conformance harness and printed next-page commands rely on: any valid input, written as a

@@ -100,7 +100,10 @@ export const aggregate = Operation.make({
 })
 
 export const GetInput = Schema.Struct({
-  thing_ref: Schema.String.annotations({ description: "The ref of a thing, from a list." }),
+  // A path parameter: "." and ".." are dot segments no URL can carry (the CLI refuses them).
+  thing_ref: Schema.String.pipe(Schema.filter((s) => s !== "." && s !== "..")).annotations({
+    description: "The ref of a thing, from a list."
+  }),
   detail: Schema.optional(Schema.Literal(1, 2)).annotations({ description: "How much to show." })
 }).annotations({ ...strict, identifier: "GetThingInput" })
 
