@@ -6,7 +6,12 @@
  * - every operation's capability example runs and its output decodes with the declared schema;
  * - an unknown input field gives the codec's structural refusal;
  * - every declared refusal code, injected through a twin group whose operations fail with the codec's
- *   sample refusal, reaches the caller as the same block (and, over HTTP, the declared status).
+ *   sample refusal, reaches the caller as the same block (and, over HTTP, the declared status);
+ * - every contract case of the group (`group.cases`: a numbered rule, a row of the errors or limits
+ *   table) gives what it expects, on the real corpus;
+ * - every answer satisfies the group's invariant (`group.invariant`);
+ * - no response seen on the surface, whole as the caller received it, carries one of the harness's
+ *   forbidden values (source identities, publishers, contact coordinates).
  *
  * Twins share the declarations but live under their own prefix, namespace and command word, so one
  * served application carries both.
@@ -14,6 +19,7 @@
  * @since 0.1.0
  */
 import { assert, describe, layer } from "@effect/vitest"
+import type * as ContractCase from "@service/core/ContractCase"
 import * as Operation from "@service/core/Operation"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -29,11 +35,13 @@ export type Surface = "http" | "mcp" | "cli"
  * - `Success`: the encoded output (an envelope), with any transport-only fields removed.
  * - `Refusal`: the domain block (`market_data`...), and the HTTP status when the transport has one.
  *
+ * `raw` is the whole response as the caller received it (HTTP body, MCP result, CLI output).
+ *
  * @since 0.1.0 @category models
  */
 export type Outcome =
-  | { readonly _tag: "Success"; readonly body: unknown }
-  | { readonly _tag: "Refusal"; readonly status: number | undefined; readonly block: unknown }
+  | { readonly _tag: "Success"; readonly body: unknown; readonly raw: string }
+  | { readonly _tag: "Refusal"; readonly status: number | undefined; readonly block: unknown; readonly raw: string }
 
 /**
  * A transport under test.
@@ -52,6 +60,8 @@ export interface Harness {
    * the way a user of the transport would.
    */
   readonly call: (group: string, operation: string, input: Readonly<Record<string, unknown>>) => Effect.Effect<Outcome>
+  /** Values no response may carry: the corpus's source identities, publishers and contact coordinates. */
+  readonly forbidden: ReadonlyArray<string>
 }
 
 /** @since 0.1.0 @category tags */
@@ -177,6 +187,51 @@ export interface SuiteOptions<R, E> {
   readonly timeout?: number | undefined
 }
 
+const violationsOf = (outcome: Outcome, expect: ContractCase.Expectation, given: ContractCase.Given): ReadonlyArray<string> => {
+  if ("refused" in expect) {
+    if (outcome._tag !== "Refusal") return [`expected the refusal ${expect.refused}, got an answer: ${outcome.raw.slice(0, 400)}`]
+    return []
+  }
+  if (outcome._tag !== "Success") return [`expected an answer, got: ${outcome.raw.slice(0, 400)}`]
+  return expect.answered(outcome.body, given)
+}
+
+/**
+ * Runs one contract case: reads its given values, calls, and returns the violations found.
+ *
+ * @since 0.1.0 @category cases
+ */
+export const runCase = (
+  harness: Harness,
+  group: Operation.Group<unknown>,
+  c: ContractCase.Case
+): Effect.Effect<ReadonlyArray<string>> =>
+  Effect.gen(function*() {
+    const given: Record<string, unknown> = {}
+    for (const [name, read] of Object.entries(c.given ?? {})) {
+      const readInput = typeof read.input === "function" ? read.input(given) : read.input
+      const outcome = yield* harness.call(group.name, read.operation, readInput)
+      if (outcome._tag !== "Success") return [`given ${name}: ${read.operation} was refused: ${outcome.raw.slice(0, 400)}`]
+      const value = readPath(outcome.body, read.path)
+      if (value === undefined) return [`given ${name}: nothing at ${read.path.join(".")} of ${read.operation}`]
+      given[name] = value
+    }
+    const input = typeof c.input === "function" ? c.input(given) : c.input
+    const outcome = yield* harness.call(group.name, c.operation, input)
+    const expect = c.expect
+    if ("refused" in expect && outcome._tag === "Refusal") {
+      const code = blockCode(group, outcome.block)
+      if (code !== expect.refused) return [`expected the refusal ${expect.refused}, got ${String(code)}: ${outcome.raw.slice(0, 400)}`]
+      // The status (HTTP, and the CLI's statusCode) is the codec's for the code.
+      const status = group.refusals.rules[expect.refused]?.status
+      const wrongStatus = outcome.status !== undefined && status !== undefined && outcome.status !== status
+        ? [`${expect.refused} came with status ${outcome.status}, the codec says ${status}`]
+        : []
+      return [...wrongStatus, ...(expect.check?.(outcome.block, given) ?? [])]
+    }
+    return violationsOf(outcome, expect, given)
+  })
+
 /**
  * Registers the conformance tests of one transport.
  *
@@ -187,10 +242,24 @@ export const suite = <R, E>(options: SuiteOptions<R, E>): void => {
   const served = [...options.groups, ...twins.groups]
   const prefix = options.prefix ?? "service"
   const erase = (group: Operation.Group<R>): Operation.Group<unknown> => group
+  // Every response the suite saw, whole, for the last test's scan.
+  const seen: Array<{ readonly call: string; readonly raw: string }> = []
+  const watched = Effect.map(HarnessService, (harness): Harness => ({
+    ...harness,
+    call: (groupName, operation, input) =>
+      harness.call(groupName, operation, input).pipe(Effect.tap((outcome) => {
+        seen.push({ call: `${groupName}.${operation}`, raw: outcome.raw })
+        const group = served.find((candidate) => candidate.name === groupName)
+        if (outcome._tag === "Success" && group?.invariant !== undefined) {
+          const broken = group.invariant(operation, outcome.body)
+          assert.deepStrictEqual(broken, [], `${groupName}.${operation} broke the group's invariant: ${broken.join(" | ")}`)
+        }
+      }))
+  }))
   layer(options.harness(served, twins), { timeout: options.timeout ?? 300_000 })(`conformance over ${options.surface}`, (it) => {
     it.effect("lists exactly the declared operations", () =>
       Effect.gen(function*() {
-        const harness = yield* HarnessService
+        const harness = yield* watched
         const listed = [...(yield* harness.listed)].sort()
         assert.deepStrictEqual(listed, [...expectedNames(options.surface, prefix, served.map(erase))])
       }))
@@ -202,10 +271,10 @@ export const suite = <R, E>(options: SuiteOptions<R, E>): void => {
         describe(`${group.name}.${op.name}`, () => {
           it.effect("the capability example runs and its output decodes with the declared schema", () =>
             Effect.gen(function*() {
-              const harness = yield* HarnessService
+              const harness = yield* watched
               const input = yield* resolveExample(harness, group, op)
               const outcome = yield* harness.call(group.name, op.name, input)
-              assert.strictEqual(outcome._tag, "Success", JSON.stringify(outcome).slice(0, 2000))
+              assert.strictEqual(outcome._tag, "Success", outcome.raw.slice(0, 2000))
               if (outcome._tag === "Success") {
                 const decoded = Schema.decodeUnknownEither(op.output)(outcome.body)
                 assert.isTrue(decoded._tag === "Right", `output of ${op.name} does not decode`)
@@ -214,7 +283,7 @@ export const suite = <R, E>(options: SuiteOptions<R, E>): void => {
 
           it.effect("an unknown input field gives the structural refusal", () =>
             Effect.gen(function*() {
-              const harness = yield* HarnessService
+              const harness = yield* watched
               const input = yield* resolveExample(harness, group, op)
               const outcome = yield* harness.call(group.name, op.name, { ...input, conformance_unknown_field: "x" })
               assert.strictEqual(outcome._tag, "Refusal")
@@ -228,7 +297,7 @@ export const suite = <R, E>(options: SuiteOptions<R, E>): void => {
 
           it.effect(`each declared refusal (${op.refuses.join(", ")}) reaches the caller unchanged`, () =>
             Effect.gen(function*() {
-              const harness = yield* HarnessService
+              const harness = yield* watched
               const input = yield* resolveExample(harness, group, op)
               const twinOp = twin.operations.find((candidate) => candidate.name === op.name)
               if (twinOp === undefined) return yield* Effect.dieMessage(`no twin for ${op.name}`)
@@ -237,7 +306,7 @@ export const suite = <R, E>(options: SuiteOptions<R, E>): void => {
                 const outcome = yield* harness.call(twin.name, twinOp.name, input)
                 const expected = group.refusals.describe(group.refusals.sampleOf(code))
                 assert.isDefined(expected)
-                assert.strictEqual(outcome._tag, "Refusal", `${code}: ${JSON.stringify(outcome).slice(0, 500)}`)
+                assert.strictEqual(outcome._tag, "Refusal", `${code}: ${outcome.raw.slice(0, 500)}`)
                 if (outcome._tag === "Refusal" && expected !== undefined) {
                   assert.deepStrictEqual(outcome.block, expected.block, code)
                   if (options.surface === "http") assert.strictEqual(outcome.status, expected.status, code)
@@ -246,6 +315,40 @@ export const suite = <R, E>(options: SuiteOptions<R, E>): void => {
             }))
         })
       }
+
+      const onSurface = new Set(Operation.servedOn(group, options.surface).map((op) => op.name))
+      const cases = (group.cases ?? []).filter((c) =>
+        onSurface.has(c.operation) && (c.surfaces === undefined || c.surfaces.includes(options.surface))
+      )
+      if (cases.length > 0) {
+        describe(`${group.name}: contract cases`, () => {
+          for (const c of cases) {
+            it.effect(`${c.rule}: ${c.title} (${c.operation})`, () =>
+              Effect.gen(function*() {
+                const harness = yield* watched
+                const violations = yield* runCase(harness, group, c)
+                assert.deepStrictEqual(violations, [], `${c.rule}: ${c.title}: ${violations.join(" | ")}`)
+              }))
+          }
+        })
+      }
     }
+
+    // Last: it reads what every test above saw.
+    it.effect("no response carries a source identity, a publisher or a contact coordinate", () =>
+      Effect.gen(function*() {
+        const harness = yield* watched
+        assert.isAbove(harness.forbidden.length, 0, "the harness names no forbidden values")
+        const answered = new Set(seen.map((entry) => entry.call))
+        const leaked = seen.flatMap((entry) =>
+          harness.forbidden.filter((needle) => entry.raw.includes(needle)).map((needle) => `${entry.call}: ${needle}`)
+        )
+        assert.deepStrictEqual(leaked, [], `a response leaked a forbidden value: ${leaked.join(" | ")}`)
+        for (const realGroup of options.groups) {
+          for (const op of Operation.servedOn(erase(realGroup), options.surface)) {
+            assert.isTrue(answered.has(`${realGroup.name}.${op.name}`), `${op.name} was never called`)
+          }
+        }
+      }))
   })
 }

@@ -45,8 +45,10 @@ const echo = Operation.make({
   capability: { question: "Echo?", requires: "word", example: { word: "hola" } },
   http: { method: "POST", path: "/echo", input: { kind: "body" } },
   cli: { words: ["echo"] },
-  run: (input) => Effect.succeed({ word: input.word })
+  run: (input) => input.word === "nada" ? Effect.fail(new ToyRefusal({ code: "gone", why: "nothing" })) : Effect.succeed({ word: input.word })
 })
+
+const wordOf = (body: unknown): unknown => (typeof body === "object" && body !== null && "word" in body ? body.word : undefined)
 
 const group = Operation.group({
   name: "toy",
@@ -56,7 +58,50 @@ const group = Operation.group({
   operations: [echo],
   http: { prefix: "/toy", workspaceScoped: false },
   mcp: { namespace: "toy" },
-  cli: { word: "toy", description: "Toy commands." }
+  cli: { word: "toy", description: "Toy commands." },
+  cases: [
+    {
+      rule: "rule 1",
+      title: "a word comes back as sent",
+      operation: "echo",
+      input: { word: "eco" },
+      expect: { answered: (body) => (wordOf(body) === "eco" ? [] : [`got ${String(wordOf(body))}`]) }
+    },
+    {
+      rule: "rule 2",
+      title: "a value read from an earlier answer is handed to the call",
+      operation: "echo",
+      given: { first: { operation: "echo", input: { word: "uno" }, path: ["word"] } },
+      input: (given) => ({ word: `${String(given["first"])}-dos` }),
+      expect: { answered: (body) => (wordOf(body) === "uno-dos" ? [] : [`got ${String(wordOf(body))}`]) }
+    },
+    { rule: "errors: gone", title: "nada is gone", operation: "echo", input: { word: "nada" }, expect: { refused: "gone" } }
+  ],
+  invariant: (_operation, body) => (typeof wordOf(body) === "string" ? [] : ["an answer without a word"])
+})
+
+const toyHarness = (groups: ReadonlyArray<Operation.Group<never>>): Conformance.Harness => ({
+  listed: Effect.succeed(Conformance.expectedNames("mcp", "service", groups)),
+  forbidden: ["SECRET-SOURCE"],
+  call: (groupName, operation, input) => {
+    const g = groups.find((candidate) => candidate.name === groupName)
+    const op = g?.operations.find((candidate) => candidate.name === operation)
+    if (g === undefined || op === undefined) return Effect.dieMessage(`unknown ${groupName}.${operation}`)
+    return op.runModel(input).pipe(
+      Effect.map((body): Conformance.Outcome => ({ _tag: "Success", body, raw: JSON.stringify(body) })),
+      Effect.catchAll((failure) => {
+        const described = g.refusals.describe(failure)
+        return described === undefined
+          ? Effect.die(failure)
+          : Effect.succeed<Conformance.Outcome>({
+            _tag: "Refusal",
+            status: described.status,
+            block: described.block,
+            raw: JSON.stringify(described.block)
+          })
+      })
+    )
+  }
 })
 
 describe("expectedNames", () => {
@@ -67,25 +112,45 @@ describe("expectedNames", () => {
   })
 })
 
+describe("runCase", () => {
+  const harness = toyHarness([group])
+  const run = (c: Parameters<typeof Conformance.runCase>[2]) => Conformance.runCase(harness, group, c)
+
+  it.effect("reports an answer that breaks the check, a refusal where an answer was expected, and the reverse", () =>
+    Effect.gen(function*() {
+      const wrong = yield* run({ rule: "r", title: "t", operation: "echo", input: { word: "a" }, expect: { answered: () => ["broken"] } })
+      assert.deepStrictEqual(wrong, ["broken"])
+      const refused = yield* run({ rule: "r", title: "t", operation: "echo", input: { word: "nada" }, expect: { answered: () => [] } })
+      assert.strictEqual(refused.length, 1)
+      assert.match(refused[0] ?? "", /expected an answer/)
+      const answered = yield* run({ rule: "r", title: "t", operation: "echo", input: { word: "a" }, expect: { refused: "gone" } })
+      assert.match(answered[0] ?? "", /expected the refusal gone/)
+    }))
+
+  it.effect("reports another refusal code, a status other than the codec's, and a failed given read", () =>
+    Effect.gen(function*() {
+      const other = yield* run({ rule: "r", title: "t", operation: "echo", input: { word: "nada" }, expect: { refused: "bad_value" } })
+      assert.match(other[0] ?? "", /expected the refusal bad_value, got gone/)
+      const lying: Conformance.Harness = {
+        ...harness,
+        call: (g, o, i) => Effect.map(harness.call(g, o, i), (outcome) => (outcome._tag === "Refusal" ? { ...outcome, status: 500 } : outcome))
+      }
+      const status = yield* Conformance.runCase(lying, group, { rule: "r", title: "t", operation: "echo", input: { word: "nada" }, expect: { refused: "gone" } })
+      assert.deepStrictEqual(status, ["gone came with status 500, the codec says 404"])
+      const missing = yield* run({
+        rule: "r",
+        title: "t",
+        operation: "echo",
+        given: { x: { operation: "echo", input: { word: "a" }, path: ["nope"] } },
+        input: { word: "a" },
+        expect: { answered: () => [] }
+      })
+      assert.deepStrictEqual(missing, ["given x: nothing at nope of echo"])
+    }))
+})
+
 Conformance.suite({
   surface: "mcp",
   groups: [group],
-  harness: (groups) =>
-    Layer.succeed(Conformance.HarnessService, {
-      listed: Effect.succeed(Conformance.expectedNames("mcp", "service", groups)),
-      call: (groupName, operation, input) => {
-        const g = groups.find((candidate) => candidate.name === groupName)
-        const op = g?.operations.find((candidate) => candidate.name === operation)
-        if (g === undefined || op === undefined) return Effect.dieMessage(`unknown ${groupName}.${operation}`)
-        return op.runModel(input).pipe(
-          Effect.map((body): Conformance.Outcome => ({ _tag: "Success", body })),
-          Effect.catchAll((failure) => {
-            const described = g.refusals.describe(failure)
-            return described === undefined
-              ? Effect.die(failure)
-              : Effect.succeed<Conformance.Outcome>({ _tag: "Refusal", status: described.status, block: described.block })
-          })
-        )
-      }
-    })
+  harness: (groups) => Layer.succeed(Conformance.HarnessService, toyHarness(groups))
 })

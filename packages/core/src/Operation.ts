@@ -22,6 +22,8 @@ import { type CreditsExhausted, Meter } from "./Meter.js"
 import type { Principal, Scope } from "./Principal.js"
 import { RateLimiter, type RateLimited } from "./RateLimiter.js"
 import * as Refusal from "./Refusal.js"
+import type * as ContractCase from "./ContractCase.js"
+import { isOutage } from "./internal/outage.js"
 import { Caller, RequestContext, type RequestId } from "./RequestContext.js"
 
 /**
@@ -288,6 +290,15 @@ export interface Group<R> {
   /** Tool names are `<prefix>_<namespace>_<operation>` (the namespace is not repeated). */
   readonly mcp: { readonly namespace: string }
   readonly cli: { readonly word: string; readonly description: string }
+  /** The contract's requirements as calls the conformance suite runs on every transport. */
+  readonly cases?: ReadonlyArray<ContractCase.Case> | undefined
+  /** Requirements shown by a test of their own, with the reason no call can show them. */
+  readonly elsewhere?: ReadonlyArray<ContractCase.Elsewhere> | undefined
+  /**
+   * What every answer of the group must satisfy (the envelope's invariants), checked by the conformance
+   * suite on every success it sees. Returns the violations found.
+   */
+  readonly invariant?: ((operation: string, body: unknown) => ReadonlyArray<string>) | undefined
 }
 
 /**
@@ -417,7 +428,8 @@ export interface Invocation {
 /**
  * Runs one call the same way on every transport: scope check (any-of), the workspace's rate limit, the
  * operation (decode, run, encode) with the request context, and one metered unit on success. A failure
- * the operation's codec does not recognise is a defect.
+ * the operation's codec does not recognise is a defect; a database outage is the codec's outage refusal
+ * when it declares one.
  *
  * @since 0.1.0 @category execution
  */
@@ -443,6 +455,14 @@ export const execute = <R>(
       Effect.catchAll((failure) => {
         const described = op.refusals.describe(failure)
         return described === undefined ? Effect.die(failure) : Effect.fail(new Refused({ described }))
+      }),
+      // An unreachable store is the domain's retryable refusal, not an internal error.
+      Effect.catchSomeDefect((defect) => {
+        if (!isOutage(defect)) return Option.none()
+        const described = op.refusals.describeOutage(String(defect))
+        return described === undefined
+          ? Option.none()
+          : Option.some(Effect.zipRight(Effect.logWarning("store outage", defect), Effect.fail(new Refused({ described }))))
       }),
       Effect.provide(
         Context.make(RequestContext, { requestId: invocation.requestId, entrypoint: invocation.entrypoint }).pipe(

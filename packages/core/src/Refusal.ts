@@ -114,6 +114,11 @@ export interface CodecSpec<E extends { readonly _tag: string }, Code extends str
   readonly sample: (code: Code) => E
   /** The block field naming the code (`semantic_code`), so a wire block can be read back. */
   readonly codeField: string
+  /**
+   * The refusal for an outage of the domain's store (unreachable, connection lost): the kernel gives it,
+   * retryable, instead of an internal error. Without it an outage stays a defect.
+   */
+  readonly outage?: ((cause: string) => E) | undefined
 }
 
 /**
@@ -135,6 +140,8 @@ export interface AnyRefusalCodec {
   readonly describeInvalidInput: (input: InvalidInput) => Described
   /** A representative refusal for `code` (undefined for a code the codec does not know). */
   readonly sampleOf: (code: string) => unknown
+  /** The described outage refusal, when the codec declares one. */
+  readonly describeOutage: (cause: string) => Described | undefined
 }
 
 /**
@@ -147,6 +154,7 @@ export interface RefusalCodec<E extends { readonly _tag: string }, Code extends 
   readonly describe: (failure: unknown) => Described | undefined
   readonly describeInvalidInput: (input: InvalidInput) => Described
   readonly sampleOf: (code: string) => E | undefined
+  readonly describeOutage: (cause: string) => Described | undefined
 }
 
 /**
@@ -176,6 +184,7 @@ export const makeCodec = <E extends { readonly _tag: string }, const Code extend
     ...spec,
     describe,
     sampleOf: (code) => (isCode(code) ? spec.sample(code) : undefined),
+    describeOutage: (cause) => (spec.outage === undefined ? undefined : describe(spec.outage(cause))),
     describeInvalidInput: (input) => {
       const described = describe(spec.invalidInput(input))
       if (described === undefined) throw new Error(`Codec ${spec.identifier}: invalidInput built a foreign value.`)

@@ -57,7 +57,9 @@ const harness = (target: TestDatabase.TestDatabaseTarget) =>
     Conformance.HarnessService,
     Effect.gen(function*() {
       const port = yield* RawHttp.port
+      const { scan } = yield* MarketFixture.Fixture
       return {
+        forbidden: scan,
         // What the served document lists, as "METHOD /api/v1/path" with `:param` segments.
         listed: Effect.gen(function*() {
           const spec = yield* RawHttp.send(port, { method: "GET", path: "/openapi.json" })
@@ -74,10 +76,10 @@ const harness = (target: TestDatabase.TestDatabaseTarget) =>
             const op = group?.operations.find((candidate) => candidate.name === operation)
             if (group === undefined || op === undefined) return yield* Effect.dieMessage(`No ${groupName}.${operation}`)
             const answer = yield* RawHttp.send(port, requestFor(group, op, input))
-            if (answer.status >= 200 && answer.status < 300) return { _tag: "Success", body: answer.json } satisfies Conformance.Outcome
+            if (answer.status >= 200 && answer.status < 300) return { _tag: "Success", body: answer.json, raw: answer.text } satisfies Conformance.Outcome
             const block = RawHttp.field(answer.json, group.refusals.key)
             if (block === undefined) return yield* Effect.dieMessage(`${answer.status} without a block: ${answer.text.slice(0, 500)}`)
-            return { _tag: "Refusal", status: answer.status, block } satisfies Conformance.Outcome
+            return { _tag: "Refusal", status: answer.status, block, raw: answer.text } satisfies Conformance.Outcome
           })
       }
     })

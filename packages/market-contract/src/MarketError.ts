@@ -182,5 +182,12 @@ export const codec: Refusal.RefusalCodec<MarketDataRefusal, SemanticCode> = Refu
   invalidInputCode: "invalid_field_value",
   codeField: "semantic_code",
   sample: (code) =>
-    refuse(code, `Sample refusal: ${codeRules[code].description}.`, `Recover with ${codeRules[code].action}.`)
+    refuse(code, `Sample refusal: ${codeRules[code].description}.`, `Recover with ${codeRules[code].action}.`),
+  // The cause stays in the server's log: it names hosts and ports.
+  outage: () =>
+    refuse(
+      "market_data_unavailable",
+      "The market-data store could not be reached or dropped the connection, so nothing was read.",
+      "Retry the same call with backoff; nothing was charged."
+    )
 })

@@ -18,6 +18,7 @@ import {
   OPENAPI_URL,
   type OperationCapability
 } from "./Capabilities.js"
+import * as ContractCases from "./ContractCases.js"
 import { type CorpusBasis, Envelope, QueryMode, SCHEMA_VERSION } from "./Envelope.js"
 import { type Facet, facets as allFacets, MarketData, type ObservedValue } from "./MarketData.js"
 import { defaultPageSize, maxPageSize } from "./Limits.js"
@@ -303,7 +304,10 @@ export const group: Operation.Group<Requirements> = Operation.group({
   operations: [...operations, compactCapabilities, coverage],
   http: { prefix: "/workspaces/:workspace/market-data", workspaceScoped: true, discovery: "market_capabilities" },
   mcp: { namespace: "market" },
-  cli: { word: "market", description: "Read-only market data behind a semantic contract." }
+  cli: { word: "market", description: "Read-only market data behind a semantic contract." },
+  cases: ContractCases.cases,
+  elsewhere: ContractCases.elsewhere,
+  invariant: ContractCases.invariant
 })
 
 /**

@@ -131,10 +131,10 @@ const resolveMunicipality = (
       const suggestions = [...new Set(candidates.slice(0, 3).map((c) => c.name))]
       return yield* refuse(
         "unknown_filter_value",
-        `"${excerpt(raw)}" is not a municipality${stateCode === undefined ? "" : " of that state"} in the INEGI catalog.`,
+        `"${excerpt(raw)}" is not a municipality${stateCode === undefined ? "" : " of that state"} in the national municipality catalog.`,
         suggestions.length > 0
           ? `Did you mean ${suggestions.map((n) => `"${n}"`).join(", ")}? Send that as municipality, or drop it.`
-          : "Send a municipality name as INEGI spells it, or drop municipality.",
+          : "Send a municipality name as the national catalog spells it, or drop municipality.",
         { field: "municipality" }
       )
     }
@@ -151,7 +151,7 @@ const resolveMunicipality = (
           field: "municipality",
           from: raw,
           to: `${best.name}${where}`,
-          reason: exact ? "municipality name matched ignoring accents and case" : "closest municipality spelling in the INEGI catalog"
+          reason: exact ? "municipality name matched ignoring accents and case" : "closest municipality spelling in the national catalog"
         }
     }
   })

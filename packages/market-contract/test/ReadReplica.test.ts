@@ -18,6 +18,12 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import * as Config from "effect/Config"
+import * as Exit from "effect/Exit"
+import * as Redacted from "effect/Redacted"
+import * as Reactivity from "@effect/experimental/Reactivity"
+import { createServer, type Socket, connect } from "node:net"
 import * as MarketLayer from "../src/MarketLayer.js"
 import * as Operations from "../src/Operations.js"
 
@@ -74,5 +80,91 @@ describe.skipIf(postgres === undefined)("market reads with a read client (Postgr
         Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM core.credit_ledger WHERE kind = 'debit'`, (rows) => rows[0]?.n)
       assert.strictEqual(yield* debits(primarySql), 1)
       assert.strictEqual(yield* debits(replicaSql), 0)
+    }).pipe(Effect.scoped), { timeout: 180_000 })
+})
+
+/**
+ * A TCP relay to the PostgreSQL server that can be cut: every connection through it ends and new ones are
+ * refused, as when a replica goes down under a running service.
+ */
+const relay = (target: URL) =>
+  Effect.acquireRelease(
+    Effect.async<{ readonly port: number; readonly cut: Effect.Effect<void> }>((resume) => {
+      const sockets = new Set<Socket>()
+      const server = createServer((inbound) => {
+        const outbound = connect(Number(target.port || 5432), target.hostname)
+        for (const socket of [inbound, outbound]) {
+          sockets.add(socket)
+          socket.on("error", () => socket.destroy())
+          socket.on("close", () => sockets.delete(socket))
+        }
+        inbound.pipe(outbound).pipe(inbound)
+      })
+      const cut = Effect.async<void>((done) => {
+        for (const socket of sockets) socket.destroy()
+        server.close(() => done(Effect.void))
+      })
+      server.listen(0, "127.0.0.1", () => {
+        const address = server.address()
+        resume(Effect.succeed({ port: typeof address === "object" && address !== null ? address.port : 0, cut }))
+      })
+    }),
+    ({ cut }) => cut
+  )
+
+describe.skipIf(postgres === undefined)("an outage of the read client (PostgreSQL, DATABASE_URL)", () => {
+  it.live("a read whose store is unreachable is market_data_unavailable, retryable, and costs nothing", () =>
+    Effect.gen(function*() {
+      const primary = yield* Layer.build(TestDatabase.withMigrations(postgres ?? TestDatabase.pglite, migrations))
+      const adminUrl = new URL(Redacted.value(yield* Config.redacted("DATABASE_URL")))
+      const { port, cut } = yield* relay(adminUrl)
+      const viaRelay = new URL(adminUrl)
+      viaRelay.hostname = "127.0.0.1"
+      viaRelay.port = String(port)
+      const replica = yield* PgClient.make({ url: Redacted.make(viaRelay.toString()), maxConnections: 2 }).pipe(
+        Effect.provide(Reactivity.layer)
+      )
+      const services = yield* Layer.build(
+        Layer.mergeAll(MarketLayer.layer, Meter.layerSqlWith({ monthlyAllowance: 5 }), Accounts.layerSql, RateLimiter.layerUnlimited).pipe(
+          Layer.provideMerge(Crypto.layerTest),
+          Layer.provide(Layer.succeedContext(Context.add(primary, Database.ReadClient, replica)))
+        )
+      )
+      const accounts = Context.get(services, Accounts.Accounts)
+      const workspace = yield* accounts.createWorkspace({ slug: WorkspaceSlug.make("outage-test"), name: "Outage" })
+      const principal = new Principal({
+        workspace,
+        person: Option.none(),
+        role: "member",
+        scopes: ["market_data:read"],
+        credential: { id: CredentialId.make("cred_outage"), kind: "api_key" }
+      })
+      yield* cut
+      const calls = [
+        [Operations.searchSuppliers, { state: "Zacatecas", limit: 3 }],
+        [Operations.countSuppliers, { state: "Zacatecas" }]
+      ] as const
+      for (const [i, [op, input]] of calls.entries()) {
+        const exit = yield* Operation.execute(op, {
+          principal,
+          entrypoint: "http",
+          requestId: RequestId.make(`req_outage_00000000${i}`),
+          input,
+          canonical: true
+        }).pipe(Effect.provide(services), Effect.exit)
+        assert.isTrue(Exit.isFailure(exit) && exit.cause._tag === "Fail", `${op.name}: ${String(exit)}`)
+        if (Exit.isFailure(exit) && exit.cause._tag === "Fail") {
+          const failure = exit.cause.error
+          assert.strictEqual(failure._tag, "Refused")
+          if (failure._tag === "Refused") {
+            assert.strictEqual(failure.described.code, "market_data_unavailable")
+            assert.strictEqual(failure.described.status, 503)
+            assert.isTrue(failure.described.retryable)
+            assert.notInclude(JSON.stringify(failure.described.block), String(port), "the block names no host or port")
+          }
+        }
+      }
+      const usage = yield* Effect.flatMap(Meter.Meter, (meter) => meter.account(workspace.id)).pipe(Effect.provide(services))
+      assert.strictEqual(usage.balance, 5, "both charges were refunded")
     }).pipe(Effect.scoped), { timeout: 180_000 })
 })

@@ -19,6 +19,7 @@ import type * as Operation from "@service/core/Operation"
 import type { Caller } from "@service/core/RequestContext"
 import * as HttpLayer from "@service/http/HttpLayer"
 import type * as MarketOperations from "@service/market-contract/Operations"
+import { forbiddenValues } from "@service/market-contract/ProjectionAudit"
 import * as DemoCorpus from "@service/market-warehouse/DemoCorpus"
 import type * as TestDatabase from "@service/storage/TestDatabase"
 import * as Effect from "effect/Effect"
@@ -82,7 +83,9 @@ export const harness = (target: TestDatabase.TestDatabaseTarget) =>
       const client = yield* HttpClient.HttpClient
       const tree = yield* Cli.tree({ groups })
       const run = (args: ReadonlyArray<string>) => Run.run(args, { groups }).pipe(Effect.provideService(HttpClient.HttpClient, client))
+      const forbidden = yield* forbiddenValues
       return {
+        forbidden,
         // The command lines of the tree, each proven to be a command the CLI answers.
         listed: Effect.forEach(CommandTree.lines(tree), (line) =>
           Effect.gen(function*() {
@@ -101,7 +104,8 @@ export const harness = (target: TestDatabase.TestDatabaseTarget) =>
               ...leaf.words.slice(1), "--json", ...InputFlags.toArgs(leaf.input, input)
             ]
             const out = yield* run(args)
-            if (out.code === ExitCode.ok) return { _tag: "Success", body: parse(out.stdout) } satisfies Conformance.Outcome
+            const raw = `${out.stdout}\n${out.stderr}`
+            if (out.code === ExitCode.ok) return { _tag: "Success", body: parse(out.stdout), raw } satisfies Conformance.Outcome
             if (out.code === ExitCode.refused) {
               const body = parse(out.stderr)
               if (!Predicate.isRecord(body)) return yield* Effect.dieMessage(`not a JSON body: ${out.stderr}`)
@@ -109,7 +113,8 @@ export const harness = (target: TestDatabase.TestDatabaseTarget) =>
               return {
                 _tag: "Refusal",
                 status: typeof status === "number" ? status : undefined,
-                block: body[leaf.group.refusals.key]
+                block: body[leaf.group.refusals.key],
+                raw
               } satisfies Conformance.Outcome
             }
             return yield* Effect.dieMessage(`${args.join(" ")} exited ${out.code}: ${out.stderr}`)

@@ -79,7 +79,7 @@ export const resolveStateInput = (input: string): Effect.Effect<ResolvedState, M
         `"${input}" is not a Mexican state name, code or known alias.`,
         resolved.suggestions.length > 0
           ? `Did you mean ${resolved.suggestions.map((s) => `"${s}"`).join(" or ")}? Send that as state.`
-          : "Send a state name (Jalisco), alias (CDMX, Edomex, NL) or INEGI code (01-32).",
+          : "Send a state name (Jalisco), alias (CDMX, Edomex, NL) or official state code (01-32).",
         { field: "state" }
       )
     )
@@ -93,7 +93,7 @@ export const resolveStateInput = (input: string): Effect.Effect<ResolvedState, M
       reason: resolved.matchedBy === "alias"
         ? "recognized state alias"
         : resolved.matchedBy === "code"
-        ? "INEGI state code"
+        ? "official state code"
         : "state name matched ignoring accents and case"
     },
     alias: resolved.matchedBy === "alias" ? input : undefined
