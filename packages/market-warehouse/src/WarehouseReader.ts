@@ -7,8 +7,11 @@
  * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Cache from "effect/Cache"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import type { EvidenceCategory } from "./EvidenceCategory.js"
@@ -58,15 +61,25 @@ export class WarehouseReader extends Context.Tag("@service/market-warehouse/Ware
   }
 >() {}
 
-/** @since 0.1.0 @category constructors */
-export const make: Effect.Effect<Context.Tag.Service<WarehouseReader>, never, SqlClient.SqlClient> = Effect.map(
-  SqlClient.SqlClient,
-  (sql) =>
-    WarehouseReader.of({
-      active: Publications.active(sql),
-      coverage: (snapshotId) => Publications.coverage(sql, snapshotId)
-    })
-)
+/**
+ * A snapshot's coverage is written once, when it is published, and never changes: it is read once per
+ * snapshot and held (the last few snapshots), so an answer's envelope costs no statement for it.
+ *
+ * @since 0.1.0 @category constructors
+ */
+export const make: Effect.Effect<Context.Tag.Service<WarehouseReader>, never, SqlClient.SqlClient> = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const coverage = yield* Cache.makeWith({
+    capacity: 8,
+    lookup: (snapshotId: string) => Publications.coverage(sql, snapshotId),
+    // A failed read (an outage) is not held: the next call reads again.
+    timeToLive: (exit) => (Exit.isSuccess(exit) ? Duration.infinity : Duration.zero)
+  })
+  return WarehouseReader.of({
+    active: Publications.active(sql),
+    coverage: (snapshotId) => coverage.get(snapshotId)
+  })
+})
 
 /** @since 0.1.0 @category layers */
 export const layer: Layer.Layer<WarehouseReader, never, SqlClient.SqlClient> = Layer.effect(WarehouseReader, make)

@@ -108,5 +108,22 @@ for (const target of TestDatabase.targets()) {
         assert.isAbove(permits[0]?.active ?? 0, 0)
         assert.strictEqual(permits[0]?.terminated, 359)
       }))
+
+    it.effect("reads a snapshot's coverage once and holds it (it never changes after publish)", () =>
+      Effect.gen(function*() {
+        const { publication } = yield* Loaded
+        const reader = yield* WarehouseReader
+        const sql = yield* SqlClient.SqlClient
+        const first = yield* reader.coverage(publication.snapshotId)
+        assert.isAbove(first.length, 0)
+        // Were it read again, the envelope would now declare nothing.
+        yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`DELETE FROM market.coverage WHERE snapshot_id = ${publication.snapshotId}`
+          assert.deepStrictEqual(yield* reader.coverage(publication.snapshotId), first)
+          return yield* Effect.fail("rolled back")
+        })).pipe(Effect.ignore)
+        const stored = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM market.coverage WHERE snapshot_id = ${publication.snapshotId}`
+        assert.strictEqual(stored[0]?.n, first.length)
+      }))
   })
 }
