@@ -184,6 +184,18 @@ const aggregateMeaning: SemanticWarning = {
     "Totals add up published award amounts: awards are publications that contracts were awarded, not payments, deliveries or executions."
 }
 
+/** The dimensions the publish-time month totals carry. */
+const monthTotalsDimensions: ReadonlyArray<GroupDimension> = ["award_year", "award_month", "procedure_type"]
+
+const isFirstOfMonth = (date: string): boolean => date.endsWith("-01")
+
+const isLastOfMonth = (date: string): boolean => {
+  const [year, month, day] = date.split("-").map(Number)
+  if (year === undefined || month === undefined || day === undefined) return false
+  // Day 0 of the next month is the last day of this one.
+  return new Date(Date.UTC(year, month, 0)).getUTCDate() === day
+}
+
 const keyOf = (row: GroupDbRow, i: number) => (i === 0 ? row.k0 : i === 1 ? row.k1 ?? null : row.k2 ?? null)
 
 /** The key fields of a group, named after its dimensions. */
@@ -229,6 +241,12 @@ export const aggregateAwardGroups = (
     const text = yield* textQuery(sql, input.query, input.query_mode)
     const limit = input.limit ?? defaultAggregatePageSize
 
+    // Whole months, no words, and only month or procedure-type keys: the totals computed at publish answer it.
+    const fromTotals = text === undefined && groupBy.every((d) => monthTotalsDimensions.includes(d)) &&
+      [input.from_date, compare?.from_date].every((date) => date === undefined || isFirstOfMonth(date)) &&
+      [input.to_date, compare?.to_date].every((date) => date === undefined || isLastOfMonth(date))
+    const dateColumn = fromTotals ? sql`a.award_month` : sql`a.award_date`
+
     const expressionOf = (dimension: GroupDimension): Fragment => {
       switch (dimension) {
         case "supplier_rfc":
@@ -244,9 +262,9 @@ export const aggregateAwardGroups = (
         case "supplier_size":
           return sql`a.supplier_size`
         case "award_month":
-          return sql`to_char(a.award_date, 'YYYY-MM')`
+          return sql`to_char(${dateColumn}, 'YYYY-MM')`
         case "award_year":
-          return sql`extract(year FROM a.award_date)::int`
+          return sql`extract(year FROM ${dateColumn})::int`
         case "cog_partida":
           return sql`c.code`
         case "cog_capitulo":
@@ -260,8 +278,15 @@ export const aggregateAwardGroups = (
       ? sql`LEFT JOIN LATERAL (SELECT DISTINCT p AS code, left(p, 1) || '000' AS capitulo
           FROM unnest(a.cog_partidas) AS p) c ON TRUE`
       : sql`LEFT JOIN LATERAL (SELECT DISTINCT left(p, 1) || '000' AS capitulo FROM unnest(a.cog_partidas) AS p) c ON TRUE`
-    const inB = sql.and([sql`TRUE`, ...dateRange(sql, input.from_date, input.to_date)])
-    const inA = compare === undefined ? undefined : sql.and(dateRange(sql, compare.from_date, compare.to_date))
+    const range = (from: string | undefined, to: string | undefined): ReadonlyArray<Fragment> =>
+      fromTotals
+        ? [
+          ...(from === undefined ? [] : [sql`a.award_month >= ${from}::date`]),
+          ...(to === undefined ? [] : [sql`a.award_month <= ${to}::date`])
+        ]
+        : dateRange(sql, from, to)
+    const inB = sql.and([sql`TRUE`, ...range(input.from_date, input.to_date)])
+    const inA = compare === undefined ? undefined : sql.and(range(compare.from_date, compare.to_date))
     const conditions = [
       ...visibleAwards(sql, publication.snapshotId),
       sql`a.currency = ${currency}`,
@@ -272,14 +297,16 @@ export const aggregateAwardGroups = (
     const keyColumns = groupBy.map((d, i) => sql`${expressionOf(d)} AS ${sql.literal(`k${i}`)}`)
     const groupColumns = groupBy.map((_, i) => sql.literal(`k${i}`))
     // Both periods come from the same grouped statement (FILTER clauses), so they see the same rows.
+    const counted = fromTotals ? sql`sum(a.award_count)` : sql`count(*)`
+    const amount = fromTotals ? sql`a.total_amount` : sql`a.amount`
     const grouped = sql`
       SELECT ${sql.csv(keyColumns)},
-        count(*) FILTER (WHERE ${inB})::int AS b_count,
-        coalesce(sum(a.amount) FILTER (WHERE ${inB}), 0) AS b_total
+        coalesce(${counted} FILTER (WHERE ${inB}), 0)::int AS b_count,
+        coalesce(sum(${amount}) FILTER (WHERE ${inB}), 0) AS b_total
         ${inA === undefined ? sql`` : sql`,
-        count(*) FILTER (WHERE ${inA})::int AS a_count,
-        coalesce(sum(a.amount) FILTER (WHERE ${inA}), 0) AS a_total`}
-      FROM market.awards a
+        coalesce(${counted} FILTER (WHERE ${inA}), 0)::int AS a_count,
+        coalesce(sum(${amount}) FILTER (WHERE ${inA}), 0) AS a_total`}
+      FROM ${fromTotals ? sql`market.award_month_totals a` : sql`market.awards a`}
       ${unnests ? unnest : sql``}
       WHERE ${sql.and(conditions)}
       GROUP BY ${sql.csv(groupColumns)}`

@@ -396,9 +396,11 @@ const scaled = (amount: string): bigint => {
   return BigInt(`${whole}${fraction.padEnd(8, "0")}`)
 }
 
-// The key that orders award rows: newest award first, undated last, then the row id.
+// The key that orders award rows: newest award first, undated last, then the row id. The date is written as a
+// literal, exactly as in `awards_rfc_order_idx`, so the planner can match the index's expression.
+const sortDate = (sql: SqlClient.SqlClient) => sql.literal(`coalesce(a.award_date, '${UNDATED}'::date)`)
 const rowKeys = (sql: SqlClient.SqlClient): ReadonlyArray<Paging.Key> => [
-  { expression: sql`coalesce(a.award_date, ${UNDATED}::date)`, direction: "desc", type: "date" },
+  { expression: sortDate(sql), direction: "desc", type: "date" },
   { expression: sql`a.id`, direction: "asc", type: "bigint" }
 ]
 
@@ -414,7 +416,7 @@ const readAwardPage = (
     const keys = rowKeys(sql)
     const fetched = yield* sql`
       SELECT ${sql.literal(AWARD_COLUMNS)}, ${sql.literal(RISK_SUMMARY_COLUMNS)},
-        coalesce(a.award_date, ${UNDATED}::date)::text AS sort_key
+        ${sortDate(sql)}::text AS sort_key
       FROM market.awards a ${sql.literal(riskSummaryJoin("a", "supplier_rfc"))}
       WHERE ${sql.and([...conditions, ...Paging.after(sql, keys, position)])}
       ORDER BY ${Paging.orderBy(sql, keys)}

@@ -345,6 +345,54 @@ for (const target of TestDatabase.targets()) {
         assert.strictEqual(worded.interpretedRequest.query_interpretation?.applied_mode, "all_terms")
       }))
 
+    it.effect("whole months by year, month or procedure type read the publish-time totals, which equal the awards' own sums", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        // Demo-corpus years only: the fixture awards (2020-2021) were inserted after publish.
+        const byYear = { ...mxn, group_by: ["award_year" as const], from_date: "2014-01-01", to_date: "2014-12-31", compare_period: { from_date: "2013-01-01", to_date: "2013-12-31" }, limit: 200 }
+        const byTypeAndMonth = { ...mxn, group_by: ["procedure_type" as const, "award_month" as const], from_date: "2013-02-01", to_date: "2014-11-30", limit: 200 }
+        const expected = (from: string, to: string, keys: string) =>
+          sql.unsafe<{ key: string; n: number; total: string }>(
+            `SELECT ${keys} AS key, count(*)::int AS n, sum(amount)::text AS total FROM market.awards a
+             WHERE a.snapshot_id = (SELECT id FROM market.snapshots WHERE status = 'active')
+               AND a.source_slug IN (SELECT slug FROM market.sources WHERE licensed_for_display)
+               AND a.currency = 'MXN' AND a.amount_scope = 'supplier_contract' AND a.award_date BETWEEN $1::date AND $2::date
+             GROUP BY 1`,
+            [from, to]
+          )
+        const asMap = (rows: ReadonlyArray<{ key: string; n: number; total: string }>) =>
+          new Map(rows.map((r) => [r.key, [r.n, scaled(r.total)]]))
+
+        const years = yield* AwardAggregates.aggregateAwardGroups(byYear)
+        assert.isAbove(years.results.length, 0)
+        const b = asMap(yield* expected("2014-01-01", "2014-12-31", "extract(year FROM a.award_date)::int::text"))
+        const a = asMap(yield* expected("2013-01-01", "2013-12-31", "extract(year FROM a.award_date)::int::text"))
+        for (const group of years.results) {
+          const key = String(group.awardYear)
+          assert.deepStrictEqual([group.periodB?.awardCount ?? 0, scaled(group.periodB?.totalAmount ?? "0")], b.get(key) ?? [0, 0n], key)
+          assert.deepStrictEqual([group.periodA?.awardCount ?? 0, scaled(group.periodA?.totalAmount ?? "0")], a.get(key) ?? [0, 0n], key)
+        }
+        const typed = yield* AwardAggregates.aggregateAwardGroups(byTypeAndMonth)
+        const typedExpected = asMap(yield* expected("2013-02-01", "2014-11-30", "coalesce(a.procedure_type, '-') || '|' || to_char(a.award_date, 'YYYY-MM')"))
+        assert.strictEqual(typed.results.length, typedExpected.size)
+        for (const group of typed.results) {
+          const key = `${group.procedureType ?? "-"}|${group.awardMonth}`
+          assert.deepStrictEqual([group.awardCount, scaled(group.totalAmount)], typedExpected.get(key), key)
+        }
+
+        // The totals are what is read: change them (in a transaction rolled back) and the answer follows; a
+        // bound inside a month reads the awards and does not.
+        yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`UPDATE market.award_month_totals SET total_amount = total_amount + 1`
+          const shifted = yield* AwardAggregates.aggregateAwardGroups(byYear)
+          assert.strictEqual(scaled(shifted.results[0]?.totalAmount ?? "0") - scaled(years.results[0]?.totalAmount ?? "0") > 0n, true)
+          const midMonth = yield* AwardAggregates.aggregateAwardGroups({ ...byYear, to_date: "2014-12-30", compare_period: undefined })
+          const raw = b.get(String(midMonth.results[0]?.awardYear))
+          assert.isTrue(raw !== undefined && scaled(midMonth.results[0]?.totalAmount ?? "0") <= (raw[1] ?? 0n))
+          return yield* Effect.fail("rolled back")
+        })).pipe(Effect.ignore)
+      }))
+
     it.effect("never serves source identity", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient

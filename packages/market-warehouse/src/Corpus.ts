@@ -229,6 +229,17 @@ export const make = Effect.gen(function*() {
       Effect.withSpan("Corpus.analyze", { attributes: { snapshotId } })
     )
 
+  /**
+   * After the swap: VACUUM sets the visibility map of the freshly loaded pages (nothing else does until
+   * autovacuum comes round), without which index-only scans (aggregates, counts, RFC totals) fetch every heap
+   * row anyway. It cannot run in a transaction: a publish inside a caller's transaction skips it with a warning.
+   */
+  const vacuum = (snapshotId: string) =>
+    Effect.forEach(recordKinds, ({ table }) => sql.unsafe(`VACUUM (ANALYZE) market.${table}`), { discard: true }).pipe(
+      Effect.catchAll((cause) => Effect.logWarning("VACUUM after publish skipped", cause)),
+      Effect.withSpan("Corpus.vacuum", { attributes: { snapshotId } })
+    )
+
   /** Procedures count their awards once per publication; only changed counts are written. */
   const countAwards = (snapshotId: string) =>
     sql`UPDATE market.opportunities o SET award_count = coalesce(c.n, 0)
@@ -239,8 +250,23 @@ export const make = Effect.gen(function*() {
         ON c.source_slug = o2.source_slug AND c.opportunity_source_record_id = o2.source_record_id
       WHERE o.id = o2.id AND o2.snapshot_id = ${snapshotId} AND o.award_count <> coalesce(c.n, 0)`
 
+  /**
+   * Award counts and exact totals per source, currency, scope, month and procedure type, rebuilt whole at
+   * each publish, for aggregates by year, month or procedure type over whole months.
+   */
+  const computeAwardMonthTotals = (snapshotId: string) =>
+    Effect.zipRight(
+      sql`DELETE FROM market.award_month_totals WHERE snapshot_id = ${snapshotId}`,
+      sql`INSERT INTO market.award_month_totals
+            (snapshot_id, source_slug, currency, amount_scope, award_month, procedure_type, award_count, total_amount)
+          SELECT snapshot_id, source_slug, currency, amount_scope, date_trunc('month', award_date)::date, procedure_type,
+                 count(*)::int, coalesce(sum(amount), 0)
+          FROM market.awards WHERE snapshot_id = ${snapshotId}
+          GROUP BY snapshot_id, source_slug, currency, amount_scope, date_trunc('month', award_date)::date, procedure_type`
+    )
+
   /** Rows of retired publications are deleted; their snapshot records and load reports stay as history. */
-  const collectRetired = Effect.forEach([...recordKinds.map(({ table }) => table), "risk_summaries"], (table) =>
+  const collectRetired = Effect.forEach([...recordKinds.map(({ table }) => table), "risk_summaries", "award_month_totals"], (table) =>
     sql`DELETE FROM ${sql(`market.${table}`)} WHERE snapshot_id IN (SELECT id FROM market.snapshots WHERE status = 'retired')`, {
     discard: true
   })
@@ -253,6 +279,7 @@ export const make = Effect.gen(function*() {
       yield* countAwards(snapshotId)
       yield* computeCoverage(snapshotId)
       yield* computeRiskSummaries(snapshotId)
+      yield* computeAwardMonthTotals(snapshotId)
       yield* sql`UPDATE market.snapshots SET status = 'retired' WHERE status = 'active'`
       const rows = yield* sql`UPDATE market.snapshots SET status = 'active', published_at = ${now}
                               WHERE id = ${snapshotId} RETURNING id, published_at, fresh_for_seconds`
@@ -261,6 +288,7 @@ export const make = Effect.gen(function*() {
       sql.withTransaction,
       // After the swap has committed: readers never wait on the clean-up.
       Effect.tap(() => collectRetired),
+      Effect.tap(() => vacuum(snapshotId)),
       Effect.catchTag("SqlError", Effect.die),
       Effect.withSpan("Corpus.publish", { attributes: { snapshotId } })
     )

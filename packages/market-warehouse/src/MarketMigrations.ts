@@ -7,6 +7,8 @@ import warehouse from "./migrations/0001_warehouse.js"
 import recordKinds from "./migrations/0002_record_kinds.js"
 import awardProcedureKey from "./migrations/0003_award_procedure_key.js"
 import riskSummaries from "./migrations/0004_risk_summaries.js"
+import readIndexes from "./migrations/0005_read_indexes.js"
+import awardMonthTotals from "./migrations/0006_award_month_totals.js"
 
 /** @since 0.1.0 @category migrations */
 export const migrations = {
@@ -16,6 +18,8 @@ export const migrations = {
     "0001_warehouse": warehouse,
     "0002_record_kinds": recordKinds,
     "0003_award_procedure_key": awardProcedureKey,
-    "0004_risk_summaries": riskSummaries
+    "0004_risk_summaries": riskSummaries,
+    "0005_read_indexes": readIndexes,
+    "0006_award_month_totals": awardMonthTotals
   }
 } as const
