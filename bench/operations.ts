@@ -24,7 +24,9 @@ import * as Server from "@service/example-server/Server"
 import { aggregateAwards } from "@service/market-contract/AwardAggregates"
 import { getSupplierHistory, searchAwards } from "@service/market-contract/Awards"
 import * as Operations from "@service/market-contract/Operations"
+import { getOpportunity, searchOpportunities } from "@service/market-contract/Opportunities"
 import { searchPermits } from "@service/market-contract/Permits"
+import { compareSegmentsOperation } from "@service/market-contract/SupplierSegments"
 import { screenRisks, searchRisks } from "@service/market-contract/Risks"
 import * as Corpus from "@service/market-warehouse/Corpus"
 import * as Generator from "@service/market-warehouse/Generator"
@@ -210,6 +212,21 @@ const check = async (c: Case) => {
   const rows = await c.sql()
   const fromSql = rows.flatMap((r) => (typeof r["fingerprint"] === "string" ? [r["fingerprint"]] : []))
   const fromOp = fingerprintsOf(body)
+  // compare_segments: every cell's counts are the SQL's for its state and segment.
+  const field = (value: unknown, ...path: ReadonlyArray<string>): unknown =>
+    path.reduce<unknown>((v, key) => (typeof v === "object" && v !== null && key in v ? Reflect.get(v, key) : undefined), value)
+  const cells: unknown = field(body, "results", "cells")
+  if (Array.isArray(cells)) {
+    for (const cell of cells as ReadonlyArray<unknown>) {
+      const state = String(field(cell, "state", "code"))
+      const index = Number(String(field(cell, "segment_id")).slice(1))
+      const row = rows.find((r) => r["state_code"] === state)
+      if (Number(row?.[`n${index}`] ?? 0) !== field(cell, "count") || Number(row?.[`c${index}`] ?? 0) !== field(cell, "with_contact_channel")) {
+        throw new Error(`${c.operation}: cell ${JSON.stringify(cell)} is not the SQL's ${JSON.stringify(row)}`)
+      }
+    }
+    return cells.length
+  }
   // Answers without records (counts, aggregate groups): as many groups as the SQL, or the same count.
   if (fromSql.length === 0 && typeof body === "object" && body !== null && "results" in body) {
     const results = body.results
@@ -320,8 +337,23 @@ const main = async () => {
     const riskRfc = riskRfcs[0] ?? awardRfc
     const holder = str(await one(`SELECT holder_name FROM market.permits WHERE snapshot_id = $1 ORDER BY id LIMIT 1`, [snapshot]), "holder_name")
     const holderKey = str(await one(`SELECT holder_name_norm FROM market.permits WHERE snapshot_id = $1 ORDER BY id LIMIT 1`, [snapshot]), "holder_name_norm")
+    // The longest word of an opportunity title in a state with opportunities, and the procedure with the most awards.
+    const opportunityState = str(await one(
+      `SELECT state_code FROM market.opportunities WHERE snapshot_id = $1 AND state_code IS NOT NULL GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1`,
+      [snapshot]
+    ), "state_code")
+    const opportunityTitle = str(await one(
+      `SELECT title FROM market.opportunities WHERE snapshot_id = $1 AND state_code = $2 ORDER BY id LIMIT 1`,
+      [snapshot, opportunityState]
+    ), "title")
+    const opportunityWord = opportunityTitle.split(/\s+/).sort((a, b) => b.length - a.length)[0] ?? ""
+    const busiestProcedure = await one(
+      `SELECT id::text AS id, fingerprint, award_count, buyer_name, published_on::text AS published_on FROM market.opportunities
+       WHERE snapshot_id = $1 AND buyer_name IS NOT NULL AND published_on IS NOT NULL ORDER BY award_count DESC, id LIMIT 1`,
+      [snapshot]
+    )
     console.log(
-      `inputs: state ${state}, SCIAN ${scian} (${String(segment["n"])} rows), word "${word}", award RFC ${awardRfc} (${String(top["n"])} awards), ` +
+      `inputs: opportunity word "${opportunityWord}" in state ${opportunityState}, procedure with ${String(busiestProcedure["award_count"])} awards; state ${state}, SCIAN ${scian} (${String(segment["n"])} rows), word "${word}", award RFC ${awardRfc} (${String(top["n"])} awards), ` +
         `years ${lastYear - 1}-${lastYear} vs ${lastYear - 3}-${lastYear - 2}, risk RFC ${riskRfc}, screen batch ${screenBatch.length}, holder "${holder}"`
     )
 
@@ -358,6 +390,26 @@ const main = async () => {
     const inA = `a.award_date >= $4::date AND a.award_date <= $5::date`
     const aggregateWhere = `FROM market.awards a WHERE a.snapshot_id = $1 AND a.source_slug ${visible}
       AND a.currency = 'MXN' AND a.amount_scope = 'supplier_contract'`
+
+    // compare_segments: two segments (words of the supplier names) by three states.
+    const segmentWords = [word, "comercializadora"]
+    const segmentStates = [state, opportunityState, "09"].filter((v, i, all) => all.indexOf(v) === i)
+    const segmentsInput = {
+      segments: segmentWords.map((w, i) => ({ id: `s${i}`, query: w })),
+      geographies: segmentStates.map((code, i) => ({ id: `g${i}`, state: code })),
+      observed_kind: "supplier_observation" as const,
+      contact_breakdown: true
+    }
+    const opportunityRef = await local(searchOpportunities.run({ query: opportunityWord, state: opportunityState, limit: 1 }))()
+    // Its record_ref, as a caller gets it: from a search by its buyer and publication date.
+    const day = str(busiestProcedure, "published_on")
+    const sameDay = await local(searchOpportunities.run({ buyer: str(busiestProcedure, "buyer_name"), published_from: day, published_to: day, limit: 50 }))()
+    const procedureRef = sameDay.results.find((row) => row.record_fingerprint === str(busiestProcedure, "fingerprint"))?.record_ref ?? ""
+    if (opportunityRef.results.length === 0 || procedureRef === "") throw new Error("no opportunity to get")
+    const opportunityCols = `o.id::text AS id, o.snapshot_id, o.fingerprint, o.title, o.description, o.buyer_name,
+      o.buyer_acronym, o.procedure_type, o.contracting_type, o.status_text, o.is_open, o.actionability,
+      o.actionability_reason, o.published_on::text AS published_on, o.state_code, o.cog_partidas, o.amount::text AS amount,
+      o.currency, o.award_count`
 
     const cases: ReadonlyArray<Case> = [
       {
@@ -486,6 +538,57 @@ const main = async () => {
            ORDER BY sim DESC, o.id LIMIT ${limit + 1}`,
           [snapshot, holderKey]
         ),
+        ordered: true
+      },
+      {
+        operation: `compare_segments (${segmentWords.length} segments x ${segmentStates.length} states)`,
+        inProcess: local(compareSegmentsOperation.run(segmentsInput)),
+        http: http("POST", "/suppliers/compare-segments", segmentsInput),
+        sql: query(
+          `SELECT o.state_code, ${segmentWords.map((_, i) => `count(*) FILTER (WHERE o.search_tsv @@ plainto_tsquery('market.es', $${i + 3}))::int AS n${i},
+             count(*) FILTER (WHERE o.search_tsv @@ plainto_tsquery('market.es', $${i + 3}) AND (o.has_phone OR o.has_email OR o.has_website))::int AS c${i}`).join(", ")}
+           FROM market.supplier_observations o WHERE o.snapshot_id = $1 AND o.source_slug ${visible} AND o.state_code = ANY($2::text[])
+             AND (${segmentWords.map((_, i) => `o.search_tsv @@ plainto_tsquery('market.es', $${i + 3})`).join(" OR ")})
+           GROUP BY o.state_code`,
+          [snapshot, segmentStates, ...segmentWords]
+        ),
+        ordered: true
+      },
+      {
+        operation: "search_opportunities (text + state)",
+        inProcess: local(searchOpportunities.run({ query: opportunityWord, state: opportunityState, limit })),
+        http: http("POST", "/opportunities/search", { query: opportunityWord, state: opportunityState, limit }),
+        sql: query(
+          `SELECT ${opportunityCols}, ts_rank_cd(o.search_tsv, plainto_tsquery('market.es', $3))::float8 AS rank
+           FROM market.opportunities o WHERE o.snapshot_id = $1 AND o.source_slug ${visible} AND o.state_code = $2
+             AND o.search_tsv @@ plainto_tsquery('market.es', $3)
+           ORDER BY rank DESC, o.id LIMIT ${limit + 1}`,
+          [snapshot, opportunityState, opportunityWord]
+        ),
+        ordered: true
+      },
+      {
+        operation: `get_opportunity (${String(busiestProcedure["award_count"])} nested awards)`,
+        inProcess: local(getOpportunity.run({ record_ref: procedureRef, include_awards: true })),
+        http: http("GET", `/opportunities/~ref/${encodeURIComponent(procedureRef)}?include_awards=true`),
+        // The two statements the answer needs: the procedure, then its awards.
+        sql: async () => {
+          const procedure = (await pool.query<Row>(
+            `SELECT ${opportunityCols} FROM market.opportunities o WHERE o.snapshot_id = $1 AND o.source_slug ${visible} AND o.id = $2::bigint`,
+            [snapshot, str(busiestProcedure, "id")]
+          )).rows
+          const awards = (await pool.query<Row>(
+            `SELECT a.id::text AS id, a.fingerprint, a.supplier_rfc, a.supplier_name, a.award_date::text AS award_date,
+               a.amount::text AS amount, a.currency, a.amount_scope, a.cog_partidas, rs.mark_count, rs.kinds, rs.any_active, rs.has_exoneration
+             FROM market.awards a LEFT JOIN market.risk_summaries rs ON rs.snapshot_id = a.snapshot_id AND rs.rfc = a.supplier_rfc
+             JOIN market.opportunities p ON p.snapshot_id = a.snapshot_id AND p.source_slug = a.source_slug
+               AND p.source_record_id = a.opportunity_source_record_id
+             WHERE p.id = $2::bigint AND a.snapshot_id = $1 AND a.source_slug ${visible}
+             ORDER BY a.award_date ASC NULLS LAST, a.id ASC LIMIT 201`,
+            [snapshot, str(busiestProcedure, "id")]
+          )).rows
+          return [...procedure, ...awards]
+        },
         ordered: true
       },
       {
