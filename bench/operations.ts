@@ -3,6 +3,7 @@
 //
 // Usage: DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \
 //          npx tsx bench/operations.ts [--scale 1] [--seed 42] [--database <name>] [--iterations 30] [--keep]
+//          [--only <text in the operation label>] [--surface in-process|HTTP]
 //
 // 1. Unless --database names a database already loaded and published (e.g. one kept by corpus-load.ts --keep),
 //    it creates bench_ops_<random>, migrates it and loads the generated corpus through the real load path
@@ -51,6 +52,9 @@ const scale = Number(option("scale") ?? "1")
 const seed = Number(option("seed") ?? "42")
 const iterations = Number(option("iterations") ?? "30")
 const existing = option("database")
+// Only the operations whose label contains this text (e.g. --only get_supplier), and optionally one surface.
+const only = option("only")
+const surfaces = (option("surface") ?? "in-process,HTTP").split(",")
 const keep = args.includes("--keep")
 const adminUrl = process.env["DATABASE_URL"]
 if (adminUrl === undefined || adminUrl === "") {
@@ -604,7 +608,8 @@ const main = async () => {
       }
     ]
 
-    for (const c of cases) {
+    const selected = cases.filter((c) => only === undefined || c.operation.includes(only))
+    for (const c of selected) {
       const rows = await check(c)
       process.stderr.write(`  checked ${c.operation}: ${rows} rows or groups, the same as the SQL's\n`)
     }
@@ -613,8 +618,8 @@ const main = async () => {
     const failures = new Set<string>()
     const ms = (n: number) => fmt(n, 1)
     const started = performance.now()
-    for (const c of cases) {
-      for (const surface of ["in-process", "HTTP"] as const) {
+    for (const c of selected) {
+      for (const surface of (["in-process", "HTTP"] as const).filter((name) => surfaces.includes(name))) {
         for (const concurrency of [1, 8]) {
           const r = await measure(surface === "HTTP" ? c.http : c.inProcess, c.sql, concurrency)
           const line = `| ${c.operation} | ${surface} | ${concurrency} | ${ms(r.op.p50)} / ${ms(r.op.p95)} / ${ms(r.op.p99)} | ` +

@@ -176,26 +176,27 @@ export const makeSql = (options: { readonly monthlyAllowance: number }) =>
     const charge = ({ credits, operation, requestId, workspaceId }: Parameters<Meter["Type"]["charge"]>[0]) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
-        const outcome = yield* sql.withTransaction(Effect.gen(function*() {
-          yield* grantAllowance(workspaceId, now)
-          const debited = yield* sql`UPDATE core.credit_balances SET balance = balance - ${credits}
-            WHERE workspace_id = ${workspaceId} AND balance >= ${credits}
-            RETURNING balance::text AS balance`.pipe(Effect.flatMap(decodeBalance))
-          if (debited.length === 0) {
-            yield* sql`INSERT INTO core.credit_ledger (workspace_id, kind, credits, operation, request_id, note)
-              VALUES (${workspaceId}, 'refused', 0, ${operation}, ${requestId}, 'balance below the price')`
-            return { _tag: "Refused" as const, balance: yield* balanceOf(workspaceId) }
-          }
-          const ids = yield* sql`INSERT INTO core.credit_ledger (workspace_id, kind, credits, operation, request_id)
-            VALUES (${workspaceId}, 'debit', ${-credits}, ${operation}, ${requestId})
-            RETURNING id::text AS id`.pipe(Effect.flatMap(decodeIds))
-          return { _tag: "Charged" as const, ledgerId: ids[0]?.id ?? "" }
-        })).pipe(Effect.orDie)
-        yield* markGranted(workspaceId, now)
-        if (outcome._tag === "Refused") {
-          return yield* new CreditsExhausted({ operation, price: credits, balance: outcome.balance, renewsOn: renewalOf(now) })
+        if (!granted.has(`${workspaceId}\u0000${periodOf(now)}`)) {
+          yield* sql.withTransaction(grantAllowance(workspaceId, now)).pipe(Effect.orDie)
+          yield* markGranted(workspaceId, now)
         }
-        return { ledgerId: outcome.ledgerId, workspaceId, credits }
+        // One statement, so one round trip and no transaction to open: the debit and its ledger row commit
+        // together or not at all, and a balance below the price debits nothing.
+        const ids = yield* sql`WITH debited AS (
+            UPDATE core.credit_balances SET balance = balance - ${credits}
+            WHERE workspace_id = ${workspaceId} AND balance >= ${credits}
+            RETURNING workspace_id)
+          INSERT INTO core.credit_ledger (workspace_id, kind, credits, operation, request_id)
+          SELECT workspace_id, 'debit', ${-credits}, ${operation}, ${requestId} FROM debited
+          RETURNING id::text AS id`.pipe(Effect.flatMap(decodeIds), Effect.orDie)
+        const ledgerId = ids[0]?.id
+        if (ledgerId === undefined) {
+          yield* sql`INSERT INTO core.credit_ledger (workspace_id, kind, credits, operation, request_id, note)
+            VALUES (${workspaceId}, 'refused', 0, ${operation}, ${requestId}, 'balance below the price')`.pipe(Effect.orDie)
+          const balance = yield* balanceOf(workspaceId).pipe(Effect.orDie)
+          return yield* new CreditsExhausted({ operation, price: credits, balance, renewsOn: renewalOf(now) })
+        }
+        return { ledgerId, workspaceId, credits }
       }).pipe(Effect.withSpan("Meter.charge"))
 
     const refund = (charge: Charge, note: string) =>
