@@ -80,9 +80,11 @@ export interface IssueCredentialRequest {
 export class Accounts extends Context.Tag("@service/core/Accounts")<
   Accounts,
   {
+    /** With `testOf`, a test workspace of that (non-test) workspace. */
     readonly createWorkspace: (input: {
       readonly slug: WorkspaceSlug
       readonly name: string
+      readonly testOf?: Workspace | undefined
     }) => Effect.Effect<Workspace, WorkspaceSlugTaken>
     readonly findWorkspaceBySlug: (slug: string) => Effect.Effect<Option.Option<Workspace>>
     readonly createPerson: (input: { readonly displayName: string; readonly email?: string | undefined }) => Effect.Effect<Person>
@@ -118,6 +120,7 @@ const CredentialRow = Schema.Struct({
   workspace_id: WorkspaceId,
   workspace_slug: WorkspaceSlug,
   workspace_name: Schema.String,
+  workspace_test_of: Schema.NullOr(WorkspaceId),
   person_id: Schema.NullOr(PersonId),
   person_name: Schema.NullOr(Schema.String),
   member_role: Schema.NullOr(Role)
@@ -140,7 +143,7 @@ export const makeSql = Effect.gen(function*() {
       const now = new Date(yield* Clock.currentTimeMillis)
       const rows = yield* sql`
         SELECT c.id AS credential_id, c.kind, c.scopes,
-               w.id AS workspace_id, w.slug AS workspace_slug, w.name AS workspace_name,
+               w.id AS workspace_id, w.slug AS workspace_slug, w.name AS workspace_name, w.test_of AS workspace_test_of,
                p.id AS person_id, p.display_name AS person_name, m.role AS member_role
         FROM core.credentials c
         JOIN core.workspaces w ON w.id = c.workspace_id
@@ -157,7 +160,12 @@ export const makeSql = Effect.gen(function*() {
       // A credential whose person left the workspace authenticates nobody.
       if (row.person_id !== null && row.member_role === null) return yield* new Unauthenticated()
       return new Principal({
-        workspace: new Workspace({ id: row.workspace_id, slug: row.workspace_slug, name: row.workspace_name }),
+        workspace: new Workspace({
+          id: row.workspace_id,
+          slug: row.workspace_slug,
+          name: row.workspace_name,
+          testOf: row.workspace_test_of
+        }),
         person: row.person_id !== null && row.person_name !== null
           ? Option.some(new Person({ id: row.person_id, displayName: row.person_name }))
           : Option.none(),
@@ -168,25 +176,27 @@ export const makeSql = Effect.gen(function*() {
       })
     }).pipe(Effect.withSpan("Authenticator.authenticate"))
 
-  const WorkspaceRow = Schema.Struct({ id: WorkspaceId, slug: WorkspaceSlug, name: Schema.String })
+  const WorkspaceRow = Schema.Struct({ id: WorkspaceId, slug: WorkspaceSlug, name: Schema.String, testOf: Schema.NullOr(WorkspaceId) })
   const decodeWorkspace = Schema.decodeUnknown(WorkspaceRow)
 
   const findWorkspaceBySlug = (slug: string) =>
     Effect.gen(function*() {
-      const rows = yield* sql`SELECT id, slug, name FROM core.workspaces WHERE slug = ${slug}`
+      const rows = yield* sql`SELECT id, slug, name, test_of AS "testOf" FROM core.workspaces WHERE slug = ${slug}`
       const first = rows[0]
       if (first === undefined) return Option.none<Workspace>()
       return Option.some(new Workspace(yield* decodeWorkspace(first)))
     }).pipe(Effect.orDie)
 
-  const createWorkspace = (input: { readonly slug: WorkspaceSlug; readonly name: string }) =>
+  const createWorkspace = (input: { readonly slug: WorkspaceSlug; readonly name: string; readonly testOf?: Workspace | undefined }) =>
     Effect.gen(function*() {
       const id = WorkspaceId.make(newId("ws"))
+      // A test workspace of a test workspace would be a test of a test: it hangs off the real one.
+      const testOf = input.testOf === undefined ? null : input.testOf.testOf ?? input.testOf.id
       const inserted = yield* sql`
-        INSERT INTO core.workspaces (id, slug, name) VALUES (${id}, ${input.slug}, ${input.name})
+        INSERT INTO core.workspaces (id, slug, name, test_of) VALUES (${id}, ${input.slug}, ${input.name}, ${testOf})
         ON CONFLICT (slug) DO NOTHING RETURNING id`
       if (inserted.length === 0) return yield* new WorkspaceSlugTaken({ slug: input.slug })
-      return new Workspace({ id, slug: input.slug, name: input.name })
+      return new Workspace({ id, slug: input.slug, name: input.name, testOf })
     }).pipe(Effect.catchTag("SqlError", Effect.die))
 
   const createPerson = (input: { readonly displayName: string; readonly email?: string | undefined }) =>

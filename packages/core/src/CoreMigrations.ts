@@ -7,6 +7,7 @@ import accounts from "./migrations/0001_accounts.js"
 import usage from "./migrations/0002_usage.js"
 import credits from "./migrations/0003_credits.js"
 import dropUsage from "./migrations/0004_drop_usage.js"
+import testWorkspaces from "./migrations/0005_test_workspaces.js"
 
 /** @since 0.1.0 @category migrations */
 export const migrations = {
@@ -16,6 +17,7 @@ export const migrations = {
     "0001_accounts": accounts,
     "0002_usage": usage,
     "0003_credits": credits,
-    "0004_drop_usage": dropUsage
+    "0004_drop_usage": dropUsage,
+    "0005_test_workspaces": testWorkspaces
   }
 } as const

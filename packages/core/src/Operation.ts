@@ -444,8 +444,8 @@ export const execute = <R>(
     yield* limiter.consume(principal.workspace.id)
     const meter = yield* Meter
     // Charged before it runs, so two concurrent calls cannot both spend the last credit; given back below
-    // when the call does not succeed (refused, defect or interrupted).
-    const charge = op.metered
+    // when the call does not succeed (refused, defect or interrupted). A test workspace spends nothing.
+    const charge = op.metered && !principal.workspace.isTest
       ? Option.some(
         yield* meter.charge({ workspaceId: principal.workspace.id, operation: op.name, requestId: invocation.requestId, credits: 1 })
       )

@@ -7,7 +7,9 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Redacted from "effect/Redacted"
 import { Accounts } from "../src/Accounts.js"
+import { Authenticator } from "../src/Authenticator.js"
 import * as CoreBundle from "../src/CoreBundle.js"
 import { CredentialId, WorkspaceSlug } from "../src/Ids.js"
 import { Meter } from "../src/Meter.js"
@@ -180,6 +182,34 @@ for (const target of TestDatabase.targets()) {
         yield* Effect.either(call(principal, { word: "gone" }))
         const usage = yield* (yield* Meter).usage(principal.workspace.id)
         assert.deepStrictEqual(usage.map((u) => [u.operation, u.units]), [["toy_echo", 2]])
+      }))
+
+    it.effect("a test workspace runs metered calls and spends nothing; it authenticates as a test workspace", () =>
+      Effect.gen(function*() {
+        const accounts = yield* Accounts
+        const real = yield* principalFor(["market_data:read"])
+        const sandbox = yield* accounts.createWorkspace({
+          slug: WorkspaceSlug.make(`t${Math.random().toString(36).slice(2, 10)}`),
+          name: "Toy test",
+          testOf: real.workspace
+        })
+        assert.isTrue(sandbox.isTest)
+        assert.strictEqual(sandbox.testOf, real.workspace.id)
+        // A test workspace of a test workspace hangs off the real one.
+        const nested = yield* accounts.createWorkspace({ slug: WorkspaceSlug.make(`n${Math.random().toString(36).slice(2, 10)}`), name: "n", testOf: sandbox })
+        assert.strictEqual(nested.testOf, real.workspace.id)
+        const principal = new Principal({ ...real, workspace: sandbox })
+        assert.deepStrictEqual(yield* call(principal, { word: "hola" }), { word: "hola", entrypoint: "mcp" })
+        yield* call(principal, { word: "hola" })
+        const meter = yield* Meter
+        assert.deepStrictEqual(yield* meter.usage(sandbox.id), [])
+        assert.strictEqual((yield* meter.account(sandbox.id)).balance, (yield* meter.account(nested.id)).balance)
+        // Its credentials authenticate into it, flagged as a test workspace.
+        const key = "svc_key_sandbox_0123456789abcdef0123"
+        yield* accounts.issueCredential({ workspaceId: sandbox.id, kind: "api_key", label: "t", scopes: ["market_data:read"], secret: Redacted.make(key) })
+        const authenticated = yield* (yield* Authenticator).authenticate({ kind: "api_key", secret: Redacted.make(key) })
+        assert.isTrue(authenticated.workspace.isTest)
+        assert.strictEqual(Option.getOrThrow(yield* accounts.findWorkspaceBySlug(sandbox.slug)).testOf, real.workspace.id)
       }))
 
     it.effect("refuses a principal without any of the scopes before running", () =>
