@@ -1,0 +1,268 @@
+/**
+ * Durable work on a domain's own rows. A table that holds work (Arrivals to apply, deliveries to send) carries
+ * the queue's columns ({@link columns}); workers claim due rows with `FOR UPDATE SKIP LOCKED` and a lease, so
+ * any number of workers in any number of processes share one table and never hold the same row at once. A
+ * worker that dies holding a row loses nothing: its lease expires and another worker takes the row. A failed
+ * attempt is retried on an explicit schedule of delays; after the last one the row is `dead` with its error.
+ *
+ * Every instant comes from Effect's `Clock`, never from the database's `now()`, so schedules and leases are
+ * tested with `TestClock`. Processing is at least once: a worker whose lease ran out may finish after another
+ * took over. With `transactional` processing (the default) the handler's writes and the completion commit
+ * together, fenced by the attempt number, so a worker that lost its lease commits nothing.
+ *
+ * @since 0.1.0
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+
+/**
+ * The queue's columns, to add to a domain table in its migration (`CREATE TABLE ... (..., ${columns})`).
+ * A new row is due at once.
+ *
+ * @since 0.1.0 @category schema
+ */
+export const columns = `queue_state text NOT NULL DEFAULT 'pending' CHECK (queue_state IN ('pending', 'running', 'done', 'dead')),
+  queue_attempts integer NOT NULL DEFAULT 0,
+  queue_next_attempt_at timestamptz NOT NULL DEFAULT '-infinity',
+  queue_lease_until timestamptz,
+  queue_worker text,
+  queue_last_error text`
+
+/**
+ * The partial index claims read, for the domain's migration.
+ *
+ * @since 0.1.0 @category schema
+ */
+export const indexSql = (table: string, name: string): string =>
+  `CREATE INDEX ${name} ON ${table} (queue_next_attempt_at) WHERE queue_state IN ('pending', 'running')`
+
+/** @since 0.1.0 @category models */
+export type State = "pending" | "running" | "done" | "dead"
+
+/**
+ * One claimed row: its id, the attempt this is (1 for the first) and the worker holding it. The attempt
+ * number fences every later write: a worker whose lease was taken over can no longer complete or fail it.
+ *
+ * @since 0.1.0 @category models
+ */
+export interface Claim {
+  readonly id: string
+  readonly attempt: number
+  readonly worker: string
+}
+
+/**
+ * The row is no longer this claim's: its lease ran out and another worker claimed it (or it was requeued).
+ *
+ * @since 0.1.0 @category errors
+ */
+export class LeaseLost extends Data.TaggedError("LeaseLost")<{ readonly id: string; readonly attempt: number }> {}
+
+/** @since 0.1.0 @category models */
+export interface Spec {
+  /** Schema-qualified table holding the work, e.g. `door.arrivals`. */
+  readonly table: string
+  /** Its key column (default `id`), read back as text. */
+  readonly idColumn?: string | undefined
+  /** How long a claim holds a row before another worker may take it. */
+  readonly lease: Duration.DurationInput
+  /**
+   * The wait after each failed attempt: attempt 1 failing waits `retryDelays[0]`, and so on. After a failed
+   * attempt `retryDelays.length + 1` the row is `dead`.
+   */
+  readonly retryDelays: ReadonlyArray<Duration.DurationInput>
+}
+
+/** @since 0.1.0 @category models */
+export interface ProcessOptions<E, R> {
+  /** Names the worker in the rows it holds (a process id, a host name). */
+  readonly worker: string
+  readonly handler: (claim: Claim) => Effect.Effect<void, E, R>
+  /** Rows claimed per round (default 10), handled one after another. */
+  readonly batch?: number | undefined
+  /**
+   * Commit the handler's writes with the completion, fenced by the attempt (default true). Handlers that call
+   * out (a webhook delivery) pass false: their effects happen at least once.
+   */
+  readonly transactional?: boolean | undefined
+  /** Wait when nothing is due (default 1 second). */
+  readonly idle?: Duration.DurationInput | undefined
+}
+
+/** @since 0.1.0 @category models */
+export interface WorkQueue {
+  readonly spec: Spec
+  /** Up to `limit` due rows (pending and due, or running with an expired lease), leased to `worker`. */
+  readonly claim: (worker: string, limit: number) => Effect.Effect<ReadonlyArray<Claim>>
+  /** Marks a claimed row done. */
+  readonly complete: (claim: Claim) => Effect.Effect<void, LeaseLost>
+  /** Records a failed attempt: pending again after the schedule's delay, or dead after the last attempt. */
+  readonly fail: (claim: Claim, error: string) => Effect.Effect<"retrying" | "dead", LeaseLost>
+  /** Gives a claimed row back untried (a worker shutting down): due at once, the attempt not counted. */
+  readonly release: (claim: Claim) => Effect.Effect<void>
+  /** Renews a claim's lease (a long attempt). */
+  readonly extend: (claim: Claim) => Effect.Effect<void, LeaseLost>
+  /** Makes rows due again with their attempts reset (reprocessing); returns how many. */
+  readonly requeue: (ids: ReadonlyArray<string>) => Effect.Effect<number>
+  /** Claims and handles rows until none is due, then returns how many attempts it made. */
+  readonly drain: <E, R>(options: ProcessOptions<E, R>) => Effect.Effect<number, never, R>
+  /** Claims and handles rows for ever, waiting `idle` when none is due. */
+  readonly process: <E, R>(options: ProcessOptions<E, R>) => Effect.Effect<never, never, R>
+}
+
+const identifier = /^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?$/
+
+const ClaimRows = Schema.Array(Schema.Struct({ id: Schema.String, attempt: Schema.Number }))
+const StateRows = Schema.Array(Schema.Struct({ state: Schema.Literal("pending", "dead") }))
+const IdRows = Schema.Array(Schema.Struct({ id: Schema.String }))
+
+/**
+ * A queue over `spec.table`.
+ *
+ * @since 0.1.0 @category constructors
+ */
+export const make = (spec: Spec): Effect.Effect<WorkQueue, never, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const idColumn = spec.idColumn ?? "id"
+    if (!identifier.test(spec.table) || !identifier.test(idColumn)) {
+      return yield* Effect.dieMessage(`WorkQueue: ${spec.table}.${idColumn} is not a plain identifier`)
+    }
+    const table = sql.literal(spec.table)
+    const id = sql.literal(idColumn)
+    const leaseMillis = Duration.toMillis(Duration.decode(spec.lease))
+    const delays = spec.retryDelays.map((delay) => Duration.toMillis(Duration.decode(delay)))
+    const maxAttempts = delays.length + 1
+    const at = (millis: number) => new Date(millis).toISOString()
+    const now = Clock.currentTimeMillis
+
+    // The claim's own row, still held by it.
+    const held = (claim: Claim) =>
+      sql`${id}::text = ${claim.id} AND queue_state = 'running' AND queue_attempts = ${claim.attempt} AND queue_worker = ${claim.worker}`
+
+    const claim = (worker: string, limit: number) =>
+      Effect.gen(function*() {
+        const millis = yield* now
+        // A row whose last attempt's lease ran out was tried as often as allowed: it is dead, not due.
+        yield* sql`UPDATE ${table} SET queue_state = 'dead', queue_lease_until = NULL,
+            queue_last_error = coalesce(queue_last_error, 'the lease of the last attempt expired')
+          WHERE queue_state = 'running' AND queue_lease_until < ${at(millis)}::timestamptz AND queue_attempts >= ${maxAttempts}`
+        const rows = yield* sql`UPDATE ${table} SET queue_state = 'running', queue_attempts = queue_attempts + 1,
+            queue_lease_until = ${at(millis + leaseMillis)}::timestamptz, queue_worker = ${worker}
+          WHERE ${id} IN (
+            SELECT ${id} FROM ${table}
+            WHERE (queue_state = 'pending' AND queue_next_attempt_at <= ${at(millis)}::timestamptz)
+               OR (queue_state = 'running' AND queue_lease_until < ${at(millis)}::timestamptz)
+            ORDER BY queue_next_attempt_at, ${id}
+            LIMIT ${limit}
+            FOR UPDATE SKIP LOCKED)
+          RETURNING ${id}::text AS id, queue_attempts AS attempt`.pipe(Effect.flatMap(Schema.decodeUnknown(ClaimRows)))
+        return rows.map((row): Claim => ({ id: row.id, attempt: row.attempt, worker }))
+      }).pipe(Effect.orDie, Effect.withSpan("WorkQueue.claim", { attributes: { table: spec.table, worker } }))
+
+    const complete = (claim: Claim) =>
+      sql`UPDATE ${table} SET queue_state = 'done', queue_lease_until = NULL, queue_last_error = NULL
+          WHERE ${held(claim)} RETURNING ${id}::text AS id`.pipe(
+        Effect.flatMap(Schema.decodeUnknown(IdRows)),
+        Effect.orDie,
+        Effect.flatMap((rows) => (rows.length === 0 ? Effect.fail(new LeaseLost({ id: claim.id, attempt: claim.attempt })) : Effect.void))
+      )
+
+    const fail = (claim: Claim, error: string) =>
+      Effect.gen(function*() {
+        const millis = yield* now
+        const delay = delays[claim.attempt - 1]
+        const next = delay === undefined ? millis : millis + delay
+        const rows = yield* sql`UPDATE ${table} SET
+              queue_state = CASE WHEN queue_attempts >= ${maxAttempts} THEN 'dead' ELSE 'pending' END,
+              queue_next_attempt_at = ${at(next)}::timestamptz, queue_lease_until = NULL,
+              queue_last_error = ${error.slice(0, 2000)}
+            WHERE ${held(claim)} RETURNING queue_state AS state`.pipe(Effect.flatMap(Schema.decodeUnknown(StateRows)), Effect.orDie)
+        const row = rows[0]
+        if (row === undefined) return yield* new LeaseLost({ id: claim.id, attempt: claim.attempt })
+        return row.state === "dead" ? "dead" as const : "retrying" as const
+      })
+
+    const release = (claim: Claim) =>
+      sql`UPDATE ${table} SET queue_state = 'pending', queue_attempts = queue_attempts - 1, queue_lease_until = NULL,
+            queue_next_attempt_at = '-infinity'
+          WHERE ${held(claim)}`.pipe(Effect.asVoid, Effect.orDie)
+
+    const extend = (claim: Claim) =>
+      Effect.gen(function*() {
+        const millis = yield* now
+        const rows = yield* sql`UPDATE ${table} SET queue_lease_until = ${at(millis + leaseMillis)}::timestamptz
+            WHERE ${held(claim)} RETURNING ${id}::text AS id`.pipe(Effect.flatMap(Schema.decodeUnknown(IdRows)), Effect.orDie)
+        if (rows.length === 0) return yield* new LeaseLost({ id: claim.id, attempt: claim.attempt })
+      })
+
+    const requeue = (ids: ReadonlyArray<string>) =>
+      ids.length === 0
+        ? Effect.succeed(0)
+        : sql`UPDATE ${table} SET queue_state = 'pending', queue_attempts = 0, queue_next_attempt_at = '-infinity',
+              queue_lease_until = NULL, queue_worker = NULL, queue_last_error = NULL
+            WHERE ${id}::text IN ${sql.in(ids)} RETURNING ${id}::text AS id`.pipe(
+          Effect.flatMap(Schema.decodeUnknown(IdRows)),
+          Effect.map((rows) => rows.length),
+          Effect.orDie
+        )
+
+    /** One attempt: the handler, then done or failed; a lost lease or an interruption leaves the row as it is. */
+    const attempt = <E, R>(options: ProcessOptions<E, R>, claimed: Claim): Effect.Effect<void, never, R> => {
+      const transactional = options.transactional ?? true
+      const heartbeat = extend(claimed).pipe(
+        Effect.ignore,
+        Effect.repeat(Schedule.spaced(Duration.millis(Math.max(1, Math.floor(leaseMillis / 3))))),
+        Effect.delay(Duration.millis(Math.max(1, Math.floor(leaseMillis / 3))))
+      )
+      const handled = Effect.zipRight(options.handler(claimed), complete(claimed))
+      const run = transactional ? sql.withTransaction(handled) : handled
+      return Effect.raceFirst(run, Effect.zipRight(heartbeat, Effect.never)).pipe(
+        Effect.catchAllCause((cause) => {
+          if (Cause.isInterruptedOnly(cause)) return Effect.interrupt
+          const failure = Cause.failureOption(cause)
+          if (failure._tag === "Some" && failure.value instanceof LeaseLost) {
+            return Effect.logWarning("WorkQueue: lease lost, the attempt's writes were not committed", { id: claimed.id })
+          }
+          return fail(claimed, Cause.pretty(cause).split("\n")[0] ?? "failed").pipe(
+            Effect.tap((state) => Effect.logDebug(`WorkQueue: attempt ${claimed.attempt} of ${claimed.id} failed: ${state}`)),
+            Effect.catchTag("LeaseLost", () => Effect.void),
+            Effect.asVoid
+          )
+        }),
+        // Asked to stop mid-attempt: give the row back rather than wait for its lease to expire.
+        Effect.onInterrupt(() => release(claimed)),
+        Effect.withSpan("WorkQueue.attempt", { attributes: { table: spec.table, id: claimed.id, attempt: claimed.attempt } })
+      )
+    }
+
+    const round = <E, R>(options: ProcessOptions<E, R>) =>
+      Effect.gen(function*() {
+        const claims = yield* claim(options.worker, options.batch ?? 10)
+        yield* Effect.forEach(claims, (claimed) => attempt(options, claimed), { discard: true })
+        return claims.length
+      })
+
+    const drain = <E, R>(options: ProcessOptions<E, R>) =>
+      Effect.gen(function*() {
+        let total = 0
+        while (true) {
+          const handled = yield* round(options)
+          if (handled === 0) return total
+          total += handled
+        }
+      })
+
+    const process = <E, R>(options: ProcessOptions<E, R>): Effect.Effect<never, never, R> =>
+      Effect.forever(
+        Effect.flatMap(round(options), (handled) => (handled === 0 ? Effect.sleep(options.idle ?? Duration.seconds(1)) : Effect.void))
+      )
+
+    return { spec, claim, complete, fail, release, extend, requeue, drain, process }
+  })

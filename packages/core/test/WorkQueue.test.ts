@@ -1,0 +1,204 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import { assert, describe, layer } from "@effect/vitest"
+import * as TestDatabase from "@service/storage/TestDatabase"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as TestClock from "effect/TestClock"
+import * as WorkQueue from "../src/WorkQueue.js"
+
+const tables = ["killed", "failing", "fenced", "interrupted", "long", "parallel"] as const
+type Table = typeof tables[number]
+
+// A domain table that holds work: its own columns plus the queue's.
+const migrations = {
+  name: "queue_test",
+  dependsOn: ["storage"],
+  migrations: {
+    "0001_items": Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`CREATE SCHEMA queue_test`
+      // One table per test: a queue claims any due row of its table, and each test has a clock of its own.
+      for (const name of tables) {
+        yield* sql.unsafe(`CREATE TABLE queue_test.${name} (id bigserial PRIMARY KEY, applied integer NOT NULL DEFAULT 0, ${WorkQueue.columns})`)
+        yield* sql.unsafe(WorkQueue.indexSql(`queue_test.${name}`, `${name}_queue_idx`))
+      }
+    })
+  }
+} as const
+
+const spec = (table: Table): WorkQueue.Spec => ({ table: `queue_test.${table}`, lease: "30 seconds", retryDelays: ["1 minute", "5 minutes"] })
+
+const Row = Schema.Struct({
+  id: Schema.String,
+  state: Schema.String,
+  attempts: Schema.Number,
+  applied: Schema.Number,
+  error: Schema.NullOr(Schema.String)
+})
+
+const insert = (table: Table, n: number) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`INSERT INTO ${sql(`queue_test.${table}`)} (applied) SELECT 0 FROM generate_series(1, ${n}) RETURNING id::text AS id`.pipe(
+      Effect.map((rows) => rows.map((row) => String(row["id"]))),
+      Effect.orDie
+    ))
+
+const rowsOf = (table: Table) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`SELECT id::text AS id, queue_state AS state, queue_attempts AS attempts, applied, queue_last_error AS error
+        FROM ${sql(`queue_test.${table}`)} ORDER BY id`.pipe(Effect.flatMap(Schema.decodeUnknown(Schema.Array(Row))), Effect.orDie))
+
+// The handler's domain write: applying an item counts once per committed attempt.
+const applyIn = (table: Table) => (id: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`UPDATE ${sql(`queue_test.${table}`)} SET applied = applied + 1 WHERE id = ${id}::bigint`.pipe(Effect.orDie))
+
+for (const target of TestDatabase.targets()) {
+  describe(`WorkQueue on ${target.name}`, () => {
+    layer(TestDatabase.withMigrations(target, [migrations]).pipe(Layer.orDie), { timeout: "120 seconds" })((it) => {
+      it.effect("a worker killed holding an item loses nothing: the lease expires and another worker finishes it", () =>
+        Effect.gen(function*() {
+          const queue = yield* WorkQueue.make(spec("killed"))
+          const apply = applyIn("killed")
+          const [id] = yield* insert("killed", 1)
+          // Worker A claims the item and dies: its claim is committed, nothing else ever happens.
+          const [held] = yield* queue.claim("worker-a", 10)
+          assert.strictEqual(held?.id, id)
+          assert.strictEqual(held?.attempt, 1)
+          // While the lease runs, nobody else gets the item.
+          yield* TestClock.adjust("29 seconds")
+          assert.strictEqual(yield* queue.drain({ worker: "worker-b", handler: (c) => apply(c.id) }), 0)
+          yield* TestClock.adjust("2 seconds")
+          assert.strictEqual(yield* queue.drain({ worker: "worker-b", handler: (c) => apply(c.id) }), 1)
+          const [row] = yield* rowsOf("killed")
+          assert.deepStrictEqual([row?.state, row?.attempts, row?.applied], ["done", 2, 1])
+          // A, back from the dead, can no longer complete or fail it.
+          if (held === undefined) return
+          assert.isTrue(Either.isLeft(yield* Effect.either(queue.complete(held))))
+          assert.isTrue(Either.isLeft(yield* Effect.either(queue.fail(held, "late"))))
+        }))
+
+      it.effect("a failing item is retried on the schedule and is dead after its last attempt, with its error", () =>
+        Effect.gen(function*() {
+          const queue = yield* WorkQueue.make(spec("failing"))
+          const apply = applyIn("failing")
+          yield* insert("failing", 1)
+          const failing = { worker: "w", handler: () => Effect.fail("the CRM said no") }
+          assert.strictEqual(yield* queue.drain(failing), 1)
+          assert.deepStrictEqual((yield* rowsOf("failing")).map((r) => [r.state, r.attempts]), [["pending", 1]])
+          // Not due before its first delay (1 minute).
+          yield* TestClock.adjust("59 seconds")
+          assert.strictEqual(yield* queue.drain(failing), 0)
+          yield* TestClock.adjust("1 second")
+          assert.strictEqual(yield* queue.drain(failing), 1)
+          yield* TestClock.adjust("5 minutes")
+          assert.strictEqual(yield* queue.drain(failing), 1)
+          const [row] = yield* rowsOf("failing")
+          assert.deepStrictEqual([row?.state, row?.attempts, row?.applied], ["dead", 3, 0])
+          assert.include(row?.error ?? "", "the CRM said no")
+          // Dead is final: no later round takes it.
+          yield* TestClock.adjust("1 day")
+          assert.strictEqual(yield* queue.drain(failing), 0)
+          // Until someone requeues it, with its attempts reset.
+          assert.strictEqual(yield* queue.requeue([row?.id ?? ""]), 1)
+          assert.strictEqual(yield* queue.drain({ worker: "w", handler: (c) => apply(c.id) }), 1)
+          assert.deepStrictEqual((yield* rowsOf("failing")).map((r) => [r.state, r.attempts, r.applied]), [["done", 1, 1]])
+        }))
+
+      it.effect("a failed attempt's writes are rolled back; a worker that lost its lease commits nothing", () =>
+        Effect.gen(function*() {
+          const queue = yield* WorkQueue.make(spec("fenced"))
+          const apply = applyIn("fenced")
+          yield* insert("fenced", 2)
+          // Writes, then fails: the write is undone with the attempt.
+          yield* queue.drain({ worker: "w", handler: (c) => Effect.zipRight(apply(c.id), Effect.fail("after writing")), batch: 1 })
+          const afterFailure = yield* rowsOf("fenced")
+          assert.deepStrictEqual(afterFailure.map((r) => r.applied), [0, 0])
+          // A slow attempt outlives its lease (no heartbeat can run while the clock jumps), another worker takes
+          // the row and finishes; the slow one's writes are not committed.
+          yield* TestClock.adjust("1 minute")
+          const slow = yield* queue.drain({
+            worker: "slow",
+            handler: (c) =>
+              Effect.gen(function*() {
+                yield* apply(c.id)
+                const sql = yield* SqlClient.SqlClient
+                // The takeover, as another worker commits it while this attempt is still running.
+                yield* sql`UPDATE queue_test.fenced SET queue_worker = 'other', queue_attempts = queue_attempts + 1
+                           WHERE id = ${c.id}::bigint`
+              }).pipe(Effect.orDie)
+          })
+          assert.strictEqual(slow, 2)
+          assert.deepStrictEqual((yield* rowsOf("fenced")).map((r) => r.applied), [0, 0])
+        }))
+
+      it.effect("an interrupted worker gives its item back untried", () =>
+        Effect.gen(function*() {
+          const queue = yield* WorkQueue.make(spec("interrupted"))
+          const apply = applyIn("interrupted")
+          yield* insert("interrupted", 1)
+          const started = yield* Deferred.make<void>()
+          const fiber = yield* Effect.fork(
+            queue.drain({ worker: "w", handler: () => Effect.zipRight(Deferred.succeed(started, undefined), Effect.never), transactional: false })
+          )
+          yield* Deferred.await(started)
+          yield* Fiber.interrupt(fiber)
+          assert.deepStrictEqual((yield* rowsOf("interrupted")).map((r) => [r.state, r.attempts]), [["pending", 0]])
+          assert.strictEqual(yield* queue.drain({ worker: "w2", handler: (c) => apply(c.id) }), 1)
+        }))
+
+      it.effect("a long attempt keeps its lease alive", () =>
+        Effect.gen(function*() {
+          const queue = yield* WorkQueue.make(spec("long"))
+          yield* insert("long", 1)
+          const fiber = yield* Effect.fork(
+            queue.drain({ worker: "long", handler: () => Effect.sleep("2 minutes"), transactional: false })
+          )
+          // Four times the lease, in steps the heartbeat (every 10 s) sees.
+          for (let i = 0; i < 12; i++) {
+            yield* TestClock.adjust("10 seconds")
+            assert.strictEqual(yield* queue.drain({ worker: "thief", handler: () => Effect.void }), 0)
+          }
+          yield* TestClock.adjust("10 seconds")
+          yield* Fiber.join(fiber)
+          assert.deepStrictEqual((yield* rowsOf("long")).map((r) => [r.state, r.attempts]), [["done", 1]])
+        }))
+
+      it.effect("several workers at once: every item handled exactly once, never by two workers at the same time", () =>
+        Effect.gen(function*() {
+          const queue = yield* WorkQueue.make(spec("parallel"))
+          const apply = applyIn("parallel")
+          const ids = yield* insert("parallel", 60)
+          const active = new Set<string>()
+          const overlaps: Array<string> = []
+          const handledBy = new Map<string, Array<string>>()
+          const worker = (name: string) =>
+            queue.drain({
+              worker: name,
+              batch: 3,
+              handler: (c) =>
+                Effect.gen(function*() {
+                  if (active.has(c.id)) overlaps.push(c.id)
+                  active.add(c.id)
+                  handledBy.set(c.id, [...(handledBy.get(c.id) ?? []), name])
+                  yield* apply(c.id)
+                  // Let the other workers run while this one holds the item.
+                  for (let i = 0; i < 3; i++) yield* Effect.yieldNow()
+                  active.delete(c.id)
+                })
+            })
+          const counts = yield* Effect.all(["w1", "w2", "w3", "w4"].map(worker), { concurrency: "unbounded" })
+          assert.strictEqual(counts.reduce((a, b) => a + b, 0), 60)
+          assert.deepStrictEqual(overlaps, [])
+          assert.deepStrictEqual([...handledBy.keys()].sort(), [...ids].sort())
+          assert.isTrue([...handledBy.values()].every((by) => by.length === 1))
+          const rows = yield* rowsOf("parallel")
+          assert.isTrue(rows.every((r) => r.state === "done" && r.applied === 1 && r.attempts === 1))
+        }))
+    })
+  })
+}
