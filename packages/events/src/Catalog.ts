@@ -1,0 +1,139 @@
+/**
+ * The catalog of fourteen events: what the ledger records, what the door accepts as a CloudEvent `type`, and
+ * what an MCP client or a Destination can subscribe to. Each event has a name, a description, its delivery
+ * modes, the schema of its subscription arguments and the schema of its payload. No payload carries an email
+ * address or a phone number: those identify a person at intake and stay in the CRM
+ * (docs/decisions/0050-event-catalog.md).
+ *
+ * @since 0.1.0
+ */
+import * as JSONSchema from "effect/JSONSchema"
+import * as Schema from "effect/Schema"
+
+/** An opaque id of a record of the service, e.g. `contact_...`. */
+const Id = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100))
+
+const Subject = Schema.String.pipe(Schema.pattern(/^[a-z_]+\/[A-Za-z0-9_-]{1,100}$/)).annotations({
+  description: "Narrows the subscription to one record, e.g. opportunity/<id>."
+})
+
+/** The arguments of a subscription: an optional subject. @since 0.1.0 @category schemas */
+export const Arguments = Schema.Struct({ subject: Schema.optional(Subject) }).annotations({
+  parseOptions: { onExcessProperty: "error" },
+  identifier: "EventArguments"
+})
+
+const Common = {
+  workspace_id: Id,
+  occurred_at: Schema.String.annotations({ description: "ISO 8601 UTC." })
+}
+
+const ContactPayload = Schema.Struct({
+  ...Common,
+  contact_id: Id,
+  name: Schema.NullOr(Schema.String),
+  company_id: Schema.NullOr(Id),
+  arrival_id: Schema.NullOr(Id).annotations({ description: "The Arrival that caused it, when it came through the door." }),
+  changed_fields: Schema.Array(Schema.String).annotations({ description: "Names of the fields that changed; identifying values never travel in events." })
+})
+
+const CompanyPayload = Schema.Struct({ ...Common, company_id: Id, name: Schema.NullOr(Schema.String), domain: Schema.NullOr(Schema.String) })
+
+const OpportunityPayload = Schema.Struct({
+  ...Common,
+  opportunity_id: Id,
+  contact_id: Schema.NullOr(Id),
+  pipeline_id: Id,
+  stage_id: Id,
+  previous_stage_id: Schema.NullOr(Id)
+})
+
+const ArrivalPayload = Schema.Struct({
+  ...Common,
+  arrival_id: Id,
+  source_id: Id,
+  status: Schema.String.annotations({ description: "The Arrival's status after this step." }),
+  event_type: Schema.NullOr(Schema.String)
+})
+
+const TopicPayload = Schema.Struct({ ...Common, topic_id: Id, status: Schema.String, actor: Schema.Literal("human", "agent") })
+
+const UnlockPayload = Schema.Struct({
+  ...Common,
+  collection_id: Id,
+  unlocked: Schema.Number,
+  credits: Schema.Number
+})
+
+/**
+ * One catalog event.
+ *
+ * @since 0.1.0 @category models
+ */
+export interface CatalogEvent {
+  readonly name: string
+  readonly description: string
+  readonly delivery: ReadonlyArray<"webhook">
+  readonly input: Schema.Schema.AnyNoContext
+  readonly payload: Schema.Schema.AnyNoContext
+}
+
+const event = (name: string, description: string, payload: Schema.Schema.AnyNoContext): CatalogEvent => ({
+  name,
+  description,
+  delivery: ["webhook"],
+  input: Arguments,
+  payload
+})
+
+/**
+ * The fourteen events, in the order `events/list` gives them.
+ *
+ * @since 0.1.0 @category catalog
+ */
+export const events: ReadonlyArray<CatalogEvent> = [
+  event("contact.created", "A contact was created in the CRM (through the door or by a person).", ContactPayload),
+  event("contact.updated", "A contact's fields changed.", ContactPayload),
+  event("contact.erased", "A person's erasure removed a contact's personal data.", ContactPayload),
+  event("company.created", "A company was created, matched from a contact's email domain or by a person.", CompanyPayload),
+  event("company.updated", "A company's fields changed.", CompanyPayload),
+  event("opportunity.created", "An opportunity was opened in a pipeline stage.", OpportunityPayload),
+  event("opportunity.moved", "An opportunity moved to another stage; subscribe with subject opportunity/<id> for one.", OpportunityPayload),
+  event("opportunity.closed", "An opportunity reached a won or lost stage.", OpportunityPayload),
+  event("arrival.received", "The door stored a request as received.", ArrivalPayload),
+  event("arrival.settled", "An Arrival reached a final or waiting status (accepted, set aside, no_person, unmapped, failed, rejected).", ArrivalPayload),
+  event("topic.proposed", "A topic was proposed for review.", TopicPayload),
+  event("topic.approved", "An owner or admin approved a topic: it is reviewed knowledge.", TopicPayload),
+  event("topic.archived", "A topic was archived.", TopicPayload),
+  event("contacts.unlocked", "Contact research over a collection was unlocked and charged.", UnlockPayload)
+]
+
+/** @since 0.1.0 @category catalog */
+export const names: ReadonlyArray<string> = events.map((e) => e.name)
+
+/**
+ * Whether `type` names a catalog event (what the door accepts as a CloudEvent `type`).
+ *
+ * @since 0.1.0 @category catalog
+ */
+export const isCatalogType = (type: string): boolean => names.includes(type)
+
+/**
+ * The intake types the door applies to the CRM; other catalog types are stored and set aside.
+ *
+ * @since 0.1.0 @category catalog
+ */
+export const appliedTypes: ReadonlyArray<string> = ["contact.created", "contact.updated"]
+
+/**
+ * An event as `events/list` shows it: JSON Schemas of its arguments and payload.
+ *
+ * @since 0.1.0 @category catalog
+ */
+export const listing = (e: CatalogEvent) => ({
+  name: e.name,
+  description: e.description,
+  delivery: e.delivery,
+  inputSchema: JSONSchema.make(e.input),
+  payloadSchema: JSONSchema.make(e.payload)
+})
