@@ -1,0 +1,15 @@
+/**
+ * The `crm` schema's migrations.
+ *
+ * @since 0.1.0
+ */
+import crm from "./migrations/0001_crm.js"
+
+/** @since 0.1.0 @category migrations */
+export const migrations = {
+  name: "crm",
+  dependsOn: ["core"],
+  migrations: {
+    "0001_crm": crm
+  }
+} as const
