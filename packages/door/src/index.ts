@@ -1,4 +1,8 @@
 /**
  * @since 0.1.0
  */
-export {}
+export * as CloudEvent from "./CloudEvent.js"
+export * as DoorRefusal from "./DoorRefusal.js"
+export * as NoticeBody from "./NoticeBody.js"
+export * as StandardWebhooks from "./StandardWebhooks.js"
+export * as Templates from "./Templates.js"
