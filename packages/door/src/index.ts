@@ -2,7 +2,10 @@
  * @since 0.1.0
  */
 export * as CloudEvent from "./CloudEvent.js"
+export * as DoorMigrations from "./DoorMigrations.js"
 export * as DoorRefusal from "./DoorRefusal.js"
+export * as Intake from "./Intake.js"
 export * as NoticeBody from "./NoticeBody.js"
+export * as Sources from "./Sources.js"
 export * as StandardWebhooks from "./StandardWebhooks.js"
 export * as Templates from "./Templates.js"

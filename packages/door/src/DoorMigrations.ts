@@ -1,0 +1,15 @@
+/**
+ * The `door` schema's migrations.
+ *
+ * @since 0.1.0
+ */
+import door from "./migrations/0001_door.js"
+
+/** @since 0.1.0 @category migrations */
+export const migrations = {
+  name: "door",
+  dependsOn: ["core", "crm", "events"],
+  migrations: {
+    "0001_door": door
+  }
+} as const
