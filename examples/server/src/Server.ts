@@ -1,5 +1,6 @@
 /**
- * The node HTTP runtime: REST under /api/v1, MCP at /mcp, OpenAPI at /openapi.json, docs at /docs, and the
+ * The node HTTP runtime: REST under /api/v1, the intake door at /api/v1/door/:sourceId (with an embedded worker
+ * applying Arrivals), MCP at /mcp, OpenAPI at /openapi.json, docs at /docs, and the
  * probes `/health` and `/ready`. `npm start` listens first with `Listener` and hands requests to {@link makeApp}
  * once it is built; {@link layer} serves everything at once (tests, hosts).
  *
@@ -14,6 +15,7 @@ import * as Projection from "@service/market-contract/Projection"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { createServer } from "node:http"
+import * as DoorRoute from "./DoorRoute.js"
 import * as McpRoute from "./McpRoute.js"
 import * as ServerReadiness from "./ServerReadiness.js"
 
@@ -22,7 +24,7 @@ import * as ServerReadiness from "./ServerReadiness.js"
  *
  * @since 0.1.0 @category layers
  */
-export const routes = Layer.mergeAll(McpRoute.layer, Health.layer, HttpLayer.layer(App.groups)).pipe(
+export const routes = Layer.mergeAll(McpRoute.layer, DoorRoute.layer, DoorRoute.worker, Health.layer, HttpLayer.layer(App.groups)).pipe(
   Layer.provide(Projection.layerAbstracted),
   Layer.provide(ServerReadiness.layer)
 )

@@ -15,6 +15,11 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { request as httpRequest } from "node:http"
 import * as App from "@service/app/App"
+import * as Accounts from "@service/core/Accounts"
+import * as Intake from "@service/door/Intake"
+import * as Sources from "@service/door/Sources"
+import * as StandardWebhooks from "@service/door/StandardWebhooks"
+import * as Schedule from "effect/Schedule"
 import { ensureDemo } from "../src/Bootstrap.js"
 import * as DemoLoad from "@service/market-warehouse/DemoLoad"
 import * as Server from "../src/Server.js"
@@ -179,6 +184,57 @@ for (const target of TestDatabase.targets()) {
         assert.isTrue(Predicate.isRecord(openapi) && openapi["openapi"] === "3.1.0")
         const docs = yield* rest(port, "GET", "/docs")
         assert.strictEqual(docs.status, 200)
+      }), 0)
+
+    it.effect("the door takes a signed CloudEvent with 202, the embedded worker applies it, resends get 200, refusals are as the spec says", () =>
+      Effect.gen(function*() {
+        const { port } = yield* Running
+        const demo = Option.getOrThrow(yield* (yield* Accounts.Accounts).findWorkspaceBySlug("demo"))
+        const { secret, source } = yield* (yield* Sources.Sources).create(demo.id, { name: "e2e form" })
+        const body = JSON.stringify({
+          specversion: "1.0",
+          id: "e2e-1",
+          source: "https://forms.example.com/e2e",
+          type: "contact.created",
+          data: { name: "Door E2E", email: "door.e2e@acme.mx" }
+        })
+        const headersFor = (key: string, id: string) => {
+          const timestamp = Math.floor(Date.now() / 1000)
+          return {
+            "content-type": "application/cloudevents+json",
+            "webhook-id": id,
+            "webhook-timestamp": String(timestamp),
+            "webhook-signature": StandardWebhooks.sign({ secret: key, id, timestamp, body: new TextEncoder().encode(body) })
+          }
+        }
+        const path = `/api/v1/door/${source.id}`
+        const first = yield* rest(port, "POST", path, headersFor(Redacted.value(secret), "msg_e2e_1"), body)
+        assert.strictEqual(first.status, 202, first.text)
+        const arrivalOf = (text: string) => {
+          const answer = jsonOf(text)
+          return Predicate.isRecord(answer) ? String(answer["arrival"]) : ""
+        }
+        const arrivalId = arrivalOf(first.text)
+        const again = yield* rest(port, "POST", path, headersFor(Redacted.value(secret), "msg_e2e_1"), body)
+        assert.strictEqual(again.status, 200)
+        assert.strictEqual(arrivalOf(again.text), arrivalId)
+        // The embedded worker applies it: no wall-clock budget, it is polled until it settles.
+        const intake = yield* Intake.Intake
+        const settled = yield* intake.arrival(demo.id, arrivalId).pipe(
+          Effect.flatMap((found) => (Option.isSome(found) && found.value.status !== "received" ? Effect.succeed(found.value) : Effect.fail("waiting"))),
+          Effect.retry(Schedule.spaced("200 millis"))
+        )
+        assert.strictEqual(settled.status, "accepted")
+        // A forged signature and an unknown Source: the same 401 body but for the request id.
+        const forged = headersFor(StandardWebhooks.generateSecret(), "msg_e2e_2")
+        const bad = yield* rest(port, "POST", path, forged, body)
+        const unknown = yield* rest(port, "POST", "/api/v1/door/src_doesnotexist000000000000", forged, body)
+        assert.deepStrictEqual([bad.status, unknown.status], [401, 401])
+        const withoutId = (text: string) => text.replace(/"request_id":"[^"]*"/, "")
+        assert.strictEqual(withoutId(bad.text), withoutId(unknown.text))
+        assert.include(bad.text, "invalid_signature")
+        const tooLarge = yield* rest(port, "POST", path, { ...forged, "content-length": String(300 * 1024) }, "x".repeat(300 * 1024))
+        assert.strictEqual(tooLarge.status, 413)
       }), 0)
   })
 }

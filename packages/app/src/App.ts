@@ -9,6 +9,7 @@ import type * as Bundle from "@service/core/Bundle"
 import * as CoreBundle from "@service/core/CoreBundle"
 import type { Crypto } from "@service/core/Crypto"
 import type * as Operation from "@service/core/Operation"
+import * as DoorBundle from "@service/door/DoorBundle"
 import * as MarketBundle from "@service/market-contract/MarketBundle"
 import type * as Database from "@service/storage/Database"
 import * as Migrations from "@service/storage/Migrations"
@@ -20,7 +21,7 @@ import * as Layer from "effect/Layer"
  *
  * @since 0.1.0 @category bundles
  */
-export const bundles = [CoreBundle.bundle, MarketBundle.bundle] as const
+export const bundles = [CoreBundle.bundle, MarketBundle.bundle, DoorBundle.bundle] as const
 
 /** The folded types of a list of bundles: what they provide, how they fail, what they still need. */
 type Fold<Bs, S, E, D, R> = Bs extends readonly [infer H, ...infer T]

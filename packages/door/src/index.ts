@@ -2,6 +2,7 @@
  * @since 0.1.0
  */
 export * as CloudEvent from "./CloudEvent.js"
+export * as DoorBundle from "./DoorBundle.js"
 export * as DoorMigrations from "./DoorMigrations.js"
 export * as DoorRefusal from "./DoorRefusal.js"
 export * as Intake from "./Intake.js"

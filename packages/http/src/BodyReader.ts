@@ -168,6 +168,20 @@ export const parseJson = (bytes: Uint8Array): Effect.Effect<unknown, MalformedBo
   })
 
 /**
+ * Reads the raw body of `request` (any content type), refusing a declared or streamed size over `maxBytes`
+ * before it is buffered: what a route that verifies signatures on the exact bytes needs.
+ *
+ * @since 0.1.0 @category reading
+ */
+export const readBytes = (
+  request: HttpServerRequest.HttpServerRequest,
+  maxBytes: number
+): Effect.Effect<Uint8Array, BodyTooLarge | MalformedBody, Scope.Scope> => {
+  const length = declaredLength(request.headers)
+  return length !== undefined && length > maxBytes ? Effect.fail(new BodyTooLarge({ maxBytes })) : readLimited(request, maxBytes)
+}
+
+/**
  * Reads and parses the JSON body of `request` under the policy above.
  *
  * @since 0.1.0 @category reading
