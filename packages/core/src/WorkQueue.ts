@@ -93,6 +93,8 @@ export interface ProcessOptions<E, R> {
   readonly transactional?: boolean | undefined
   /** Wait when nothing is due (default 1 second). */
   readonly idle?: Duration.DurationInput | undefined
+  /** Called once a row's last attempt failed (it is dead), with the error recorded, e.g. to record the outcome. */
+  readonly onDead?: ((claim: Claim, error: string) => Effect.Effect<void, never, R>) | undefined
 }
 
 /** @since 0.1.0 @category models */
@@ -230,8 +232,10 @@ export const make = (spec: Spec): Effect.Effect<WorkQueue, never, SqlClient.SqlC
           if (failure._tag === "Some" && failure.value instanceof LeaseLost) {
             return Effect.logWarning("WorkQueue: lease lost, the attempt's writes were not committed", { id: claimed.id })
           }
-          return fail(claimed, Cause.pretty(cause).split("\n")[0] ?? "failed").pipe(
+          const error = Cause.pretty(cause).split("\n")[0] ?? "failed"
+          return fail(claimed, error).pipe(
             Effect.tap((state) => Effect.logDebug(`WorkQueue: attempt ${claimed.attempt} of ${claimed.id} failed: ${state}`)),
+            Effect.flatMap((state) => (state === "dead" && options.onDead !== undefined ? options.onDead(claimed, error) : Effect.void)),
             Effect.catchTag("LeaseLost", () => Effect.void),
             Effect.asVoid
           )

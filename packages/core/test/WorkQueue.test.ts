@@ -87,7 +87,12 @@ for (const target of TestDatabase.targets()) {
           const queue = yield* WorkQueue.make(spec("failing"))
           const apply = applyIn("failing")
           yield* insert("failing", 1)
-          const failing = { worker: "w", handler: () => Effect.fail("the CRM said no") }
+          const dead: Array<string> = []
+          const failing = {
+            worker: "w",
+            handler: () => Effect.fail("the CRM said no"),
+            onDead: (claim: WorkQueue.Claim, error: string) => Effect.sync(() => void dead.push(`${claim.id}:${claim.attempt}:${error}`))
+          }
           assert.strictEqual(yield* queue.drain(failing), 1)
           assert.deepStrictEqual((yield* rowsOf("failing")).map((r) => [r.state, r.attempts]), [["pending", 1]])
           // Not due before its first delay (1 minute).
@@ -100,6 +105,9 @@ for (const target of TestDatabase.targets()) {
           const [row] = yield* rowsOf("failing")
           assert.deepStrictEqual([row?.state, row?.attempts, row?.applied], ["dead", 3, 0])
           assert.include(row?.error ?? "", "the CRM said no")
+          // Told once, after the last attempt.
+          assert.strictEqual(dead.length, 1)
+          assert.match(dead[0] ?? "", new RegExp(`^${row?.id}:3:.*the CRM said no`))
           // Dead is final: no later round takes it.
           yield* TestClock.adjust("1 day")
           assert.strictEqual(yield* queue.drain(failing), 0)

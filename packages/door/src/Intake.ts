@@ -354,7 +354,31 @@ export const make = Effect.gen(function*() {
       }
     })
 
-  const options = (worker: string): WorkQueue.ProcessOptions<never, never> => ({ worker, handler: apply, batch: 10 })
+  // Five failed attempts: the Arrival reads as failed; the ledger says so too.
+  const onDead = (claim: WorkQueue.Claim) =>
+    Effect.gen(function*() {
+      const rows = yield* sql`SELECT ${sql.literal(arrivalColumns)} FROM door.arrivals WHERE id = ${claim.id}`.pipe(
+        Effect.flatMap(decodeArrivals),
+        Effect.orDie
+      )
+      const row = rows[0]
+      if (row === undefined) return
+      yield* ledger.record({
+        workspaceId: row.workspace_id,
+        name: "arrival.settled",
+        subject: `arrival/${row.id}`,
+        payload: {
+          workspace_id: row.workspace_id,
+          occurred_at: yield* iso,
+          arrival_id: row.id,
+          source_id: row.source_id,
+          status: "failed",
+          event_type: row.event_type
+        }
+      })
+    })
+
+  const options = (worker: string): WorkQueue.ProcessOptions<never, never> => ({ worker, handler: apply, batch: 10, onDead })
 
   return Intake.of({
     receive,

@@ -191,7 +191,7 @@ for (const target of TestDatabase.targets()) {
   )
 
   layer(Env, { timeout: "120 seconds" })(`the door's intake with the CRM down, on ${target.name}`, (it) => {
-    it.effect("an Arrival is tried five times on the schedule, then it is failed; nothing was applied or recorded as applied", () =>
+    it.effect("an Arrival is tried five times on the schedule, then it is failed, and the ledger says so; nothing was applied", () =>
       Effect.gen(function*() {
         yield* TestClock.setTime(START * 1000)
         const ws = yield* workspace
@@ -209,7 +209,9 @@ for (const target of TestDatabase.targets()) {
         assert.strictEqual(arrival.status, "failed")
         assert.include(arrival.status_detail ?? "", "down")
         const names = (yield* (yield* EventLedger.EventLedger).read({ workspaceId: ws, limit: 20 })).map((e) => e.name)
-        assert.deepStrictEqual(names, ["arrival.received"])
+        assert.deepStrictEqual(names, ["arrival.received", "arrival.settled"])
+        const settled = (yield* (yield* EventLedger.EventLedger).read({ workspaceId: ws, limit: 20, names: ["arrival.settled"] }))[0]
+        assert.include(JSON.stringify(settled?.payload), "failed")
       }))
   })
 }
