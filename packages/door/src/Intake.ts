@@ -90,9 +90,14 @@ export class Intake extends Context.Tag("@service/door/Intake")<Intake, {
   readonly arrival: (workspaceId: string, id: string) => Effect.Effect<Option.Option<Arrival>>
   /** Applies every due Arrival, then returns how many attempts it made. */
   readonly drain: (worker: string) => Effect.Effect<number>
-  /** Applies Arrivals for ever (a worker). */
+  /** Deletes raw notices (body and headers) received more than 30 days ago; returns how many. */
+  readonly purgeExpired: Effect.Effect<number>
+  /** Applies Arrivals for ever and runs the retention hourly (a worker). */
   readonly work: (worker: string) => Effect.Effect<never>
 }>() {}
+
+/** How long a raw notice is kept (spec: 30 days). @since 0.1.0 @category constants */
+export const RETENTION: Duration.Duration = Duration.days(30)
 
 const ArrivalRow = Schema.Struct({
   ...Arrival.fields,
@@ -380,11 +385,22 @@ export const make = Effect.gen(function*() {
 
   const options = (worker: string): WorkQueue.ProcessOptions<never, never> => ({ worker, handler: apply, batch: 10, onDead })
 
+  const purgeExpired = Effect.gen(function*() {
+    const cutoff = new Date((yield* Clock.currentTimeMillis) - Duration.toMillis(RETENTION)).toISOString()
+    const rows = yield* sql`UPDATE door.arrivals SET body = NULL, headers = '{}'::jsonb
+      WHERE received_at < ${cutoff} AND body IS NOT NULL RETURNING id`.pipe(Effect.orDie)
+    return rows.length
+  }).pipe(Effect.withSpan("Intake.purgeExpired"))
+
+  // Every worker runs it; the statement is idempotent, so several workers at once do no harm.
+  const retention = Effect.forever(Effect.zipRight(purgeExpired, Effect.sleep(Duration.hours(1))))
+
   return Intake.of({
     receive,
     arrival,
     drain: (worker) => queue.drain(options(worker)),
-    work: (worker) => queue.process(options(worker))
+    purgeExpired,
+    work: (worker) => Effect.zipRight(Effect.fork(retention), queue.process(options(worker)))
   })
 })
 

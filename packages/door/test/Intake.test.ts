@@ -154,6 +154,25 @@ for (const target of TestDatabase.targets()) {
         assert.strictEqual(yield* statusOf(erased), "rejected")
       }))
 
+    it.effect("raw notices are deleted after 30 days; the Arrival and its outcome stay", () =>
+      Effect.gen(function*() {
+        const { ws, source, secret, intake } = yield* setup
+        const arrivalId = accepted(yield* intake.receive(source.id, yield* signed(secret, event("contact.created", { email: "keep@acme.mx" }))))
+        yield* intake.drain("test")
+        const sql = yield* SqlClient.SqlClient
+        const bodyOf = Effect.map(
+          sql<{ body: string | null }>`SELECT body FROM door.arrivals WHERE id = ${arrivalId}`,
+          (rows) => rows[0]?.body ?? null
+        )
+        yield* TestClock.adjust("30 days")
+        assert.strictEqual(yield* intake.purgeExpired, 0)
+        assert.include((yield* bodyOf) ?? "", "keep@acme.mx")
+        yield* TestClock.adjust("1 second")
+        assert.isAtLeast(yield* intake.purgeExpired, 1)
+        assert.strictEqual(yield* bodyOf, null)
+        assert.strictEqual(Option.getOrThrow(yield* intake.arrival(ws, arrivalId)).status, "accepted")
+      }))
+
     it.effect("paused and archived Sources refuse after the signature; a rotated secret verifies for 24 more hours", () =>
       Effect.gen(function*() {
         const { ws, source, secret, intake } = yield* setup
