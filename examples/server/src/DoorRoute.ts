@@ -12,25 +12,34 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { type DoorRefusal, refuse, statusOf } from "@service/door/DoorRefusal"
 import { Intake, MAX_BODY_BYTES } from "@service/door/Intake"
+import * as RateLimiter from "@service/core/RateLimiter"
 import * as BodyReader from "@service/http/BodyReader"
 import * as RequestId from "@service/http/RequestId"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { hostname } from "node:os"
 
 const Params = Schema.Struct({ sourceId: Schema.String })
 
-const refusal = (error: DoorRefusal, requestId: string) =>
-  HttpServerResponse.unsafeJson({ code: error.code, message: error.detail, request_id: requestId }, { status: statusOf[error.code] })
+/** Requests a minute the door takes from one IP address (spec: 120), counted in PostgreSQL so every node agrees. */
+export const REQUESTS_PER_MINUTE_PER_IP = 120
+
+const refusal = (error: DoorRefusal, requestId: string, headers: Record<string, string> = {}) =>
+  HttpServerResponse.unsafeJson({ code: error.code, message: error.detail, request_id: requestId }, { status: statusOf[error.code], headers })
 
 /** @since 0.1.0 @category layers */
 export const layer = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const intake = yield* Intake
+    // A limiter of its own (keyed by address), on the same stored fixed windows as the API's.
+    const perIp = yield* RateLimiter.makeSql(REQUESTS_PER_MINUTE_PER_IP)
     const app = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
+      const address = Option.getOrElse(request.remoteAddress, () => "unknown")
+      yield* perIp.consume(`door-ip:${address}`)
       const { sourceId } = yield* HttpRouter.schemaPathParams(Params)
       const body = yield* BodyReader.readBytes(request, MAX_BODY_BYTES).pipe(
         Effect.mapError((error) =>
@@ -45,6 +54,15 @@ export const layer = HttpApiBuilder.Router.use((router) =>
         : HttpServerResponse.unsafeJson({ arrival: receipt.arrivalId, status: receipt.status }, { status: 200 })
     }).pipe(
       Effect.catchTag("DoorRefusal", (error) => Effect.flatMap(RequestId.get, (requestId) => Effect.succeed(refusal(error, requestId)))),
+      Effect.catchTag("RateLimited", (limited) =>
+        Effect.flatMap(RequestId.get, (requestId) =>
+          Effect.succeed(
+            refusal(
+              refuse("rate_limited", `More than ${REQUESTS_PER_MINUTE_PER_IP} requests a minute from this address; retry after ${limited.retryAfterSeconds} s.`),
+              requestId,
+              { "retry-after": String(limited.retryAfterSeconds) }
+            )
+          ))),
       Effect.catchTag("ParseError", () =>
         Effect.flatMap(RequestId.get, (requestId) => Effect.succeed(refusal(refuse("invalid_signature", "No signature matches this body."), requestId))))
     )

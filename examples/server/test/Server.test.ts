@@ -236,5 +236,24 @@ for (const target of TestDatabase.targets()) {
         const tooLarge = yield* rest(port, "POST", path, { ...forged, "content-length": String(300 * 1024) }, "x".repeat(300 * 1024))
         assert.strictEqual(tooLarge.status, 413)
       }), 0)
+
+    // Last: it spends this address's door allowance for the current minute.
+    it.effect("the door takes at most 120 requests a minute from one address, then 429 with Retry-After", () =>
+      Effect.gen(function*() {
+        const { port } = yield* Running
+        const path = "/api/v1/door/src_doesnotexist000000000000"
+        // A fixed window may turn over mid-run: within two windows' worth a 429 must come.
+        let limited: Answer | undefined
+        let served = 0
+        while (limited === undefined && served <= 240) {
+          const answer = yield* rest(port, "POST", path, { "content-type": "application/json" }, "{}")
+          if (answer.status === 429) limited = answer
+          else served += 1
+        }
+        assert.isDefined(limited, `no 429 after ${served} requests`)
+        assert.isAtLeast(served, 1)
+        assert.match(String(limited?.headers["retry-after"]), /^\d+$/)
+        assert.include(limited?.text ?? "", "rate_limited")
+      }), 0)
   })
 }
