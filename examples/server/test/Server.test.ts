@@ -1,3 +1,4 @@
+import { generateWebhookSecret } from "@service/core/Crypto"
 import * as HttpServer from "@effect/platform/HttpServer"
 import { assert, layer } from "@effect/vitest"
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client"
@@ -226,7 +227,7 @@ for (const target of TestDatabase.targets()) {
         )
         assert.strictEqual(settled.status, "accepted")
         // A forged signature and an unknown Source: the same 401 body but for the request id.
-        const forged = headersFor(StandardWebhooks.generateSecret(), "msg_e2e_2")
+        const forged = headersFor(generateWebhookSecret(), "msg_e2e_2")
         const bad = yield* rest(port, "POST", path, forged, body)
         const unknown = yield* rest(port, "POST", "/api/v1/door/src_doesnotexist000000000000", forged, body)
         assert.deepStrictEqual([bad.status, unknown.status], [401, 401])

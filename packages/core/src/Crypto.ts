@@ -254,6 +254,14 @@ export const isWebhookSecret = (s: string): boolean => {
 }
 
 /**
+ * A new `whsec_`-prefixed webhook signing secret (32 random bytes, standard base64), for code that has no
+ * `Crypto` service at hand (tests, a throwaway secret). The service's `webhookSecret` gives the same, redacted.
+ *
+ * @since 0.1.0 @category secrets
+ */
+export const generateWebhookSecret = (): string => WEBHOOK_SECRET_PREFIX + randomBytes(WEBHOOK_SECRET_BYTES).toString("base64")
+
+/**
  * Generates fresh key material in the `layerConfig` formats: `sealingKeys`
  * for `SERVICE_SEALING_KEYS` (one random key id with a 32-byte key) and
  * `fingerprintKey` for `SERVICE_FINGERPRINT_KEY` (32 bytes, base64). Meant
@@ -528,8 +536,7 @@ const makeService = (keys: ValidatedKeys): CryptoService => {
         .toString("hex")
     })
 
-  const webhookSecret = (): Effect.Effect<Redacted.Redacted<string>> =>
-    Effect.sync(() => Redacted.make(WEBHOOK_SECRET_PREFIX + randomBytes(WEBHOOK_SECRET_BYTES).toString("base64")))
+  const webhookSecret = (): Effect.Effect<Redacted.Redacted<string>> => Effect.sync(() => Redacted.make(generateWebhookSecret()))
 
   const randomToken = (bytes: number = 32): Effect.Effect<string> =>
     // Below 16 bytes a token is guessable; an out-of-range size is a

@@ -15,6 +15,7 @@
  *
  * @since 0.1.0
  */
+import { generateWebhookSecret } from "@service/core/Crypto"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as WorkQueue from "@service/core/WorkQueue"
 import { Crm } from "@service/crm/Crm"
@@ -120,7 +121,7 @@ export const make = Effect.gen(function*() {
   const ledger = yield* EventLedger
   const queue = yield* WorkQueue.make({ table: "door.arrivals", lease: "2 minutes", retryDelays: RETRY_DELAYS })
   // Checked against for unknown Sources, so they take the same path as a bad signature.
-  const decoy = StandardWebhooks.generateSecret()
+  const decoy = generateWebhookSecret()
   const iso = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
 
   const insertArrival = (input: {
@@ -245,6 +246,13 @@ export const make = Effect.gen(function*() {
       Effect.orDie
     )
 
+  const rowOf = (id: string) =>
+    sql`SELECT ${sql.literal(arrivalColumns)} FROM door.arrivals WHERE id = ${id}`.pipe(
+      Effect.flatMap(decodeArrivals),
+      Effect.map((rows) => rows[0]),
+      Effect.orDie
+    )
+
   /** Sets the Arrival's outcome and records it in the ledger (inside the attempt's transaction). */
   const settle = (
     row: typeof ArrivalRow.Type,
@@ -273,11 +281,7 @@ export const make = Effect.gen(function*() {
 
   const apply = (claim: WorkQueue.Claim) =>
     Effect.gen(function*() {
-      const rows = yield* sql`SELECT ${sql.literal(arrivalColumns)} FROM door.arrivals WHERE id = ${claim.id}`.pipe(
-        Effect.flatMap(decodeArrivals),
-        Effect.orDie
-      )
-      const row = rows[0]
+      const row = yield* rowOf(claim.id)
       if (row === undefined) return
       const parsed = CloudEvent.parse(Buffer.from(row.body ?? "", "utf8"))
       if (Either.isLeft(parsed)) return yield* settle(row, "rejected", `invalid_event: ${parsed.left.detail}`)
@@ -323,8 +327,8 @@ export const make = Effect.gen(function*() {
             }
           })
           // A new contact from a Source with a Pipeline and stage opens an opportunity there.
-          const source = yield* sources.forIntake(row.source_id)
-          const target = Option.flatMap(source, ({ source }) =>
+          const source = yield* sources.get(row.workspace_id, row.source_id)
+          const target = Option.flatMap(source, (source) =>
             source.pipeline_id !== null && source.stage_id !== null
               ? Option.some({ pipelineId: source.pipeline_id, stageId: source.stage_id })
               : Option.none())
@@ -362,11 +366,7 @@ export const make = Effect.gen(function*() {
   // Five failed attempts: the Arrival reads as failed; the ledger says so too.
   const onDead = (claim: WorkQueue.Claim) =>
     Effect.gen(function*() {
-      const rows = yield* sql`SELECT ${sql.literal(arrivalColumns)} FROM door.arrivals WHERE id = ${claim.id}`.pipe(
-        Effect.flatMap(decodeArrivals),
-        Effect.orDie
-      )
-      const row = rows[0]
+      const row = yield* rowOf(claim.id)
       if (row === undefined) return
       yield* ledger.record({
         workspaceId: row.workspace_id,

@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { randomBytes, timingSafeEqual } from "node:crypto"
+import { timingSafeEqual } from "node:crypto"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -68,7 +68,6 @@ export const MAX_WEBHOOK_ID_LENGTH = 200
 // Secret size rule of subscriptions (spec: Limits, "Subscription secret size").
 const MIN_SECRET_BYTES = 24
 const MAX_SECRET_BYTES = 64
-const GENERATED_SECRET_BYTES = 32
 const SHA256_BYTES = 32
 const DIGITS = /^[0-9]+$/
 // The id is the first field of the signed content: a dot would make `<id>.<timestamp>.` ambiguous.
@@ -165,11 +164,3 @@ export const isValidSecret = (secret: string): boolean =>
     (key) => key.length >= MIN_SECRET_BYTES && key.length <= MAX_SECRET_BYTES
   )
 
-/**
- * A fresh secret: `whsec_` followed by the base64 of 32 random bytes.
- *
- * @since 0.1.0
- * @category secrets
- */
-export const generateSecret = (): string =>
-  `${Codec.SECRET_PREFIX}${randomBytes(GENERATED_SECRET_BYTES).toString("base64")}`

@@ -1,3 +1,4 @@
+import { generateWebhookSecret } from "@service/core/Crypto"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, layer } from "@effect/vitest"
 import * as Accounts from "@service/core/Accounts"
@@ -114,13 +115,13 @@ for (const target of TestDatabase.targets()) {
       Effect.gen(function*() {
         const { source, intake } = yield* setup
         const body = event("contact.created", { email: "x@acme.mx" })
-        const forged = yield* signed(StandardWebhooks.generateSecret(), body, { id: "msg_forged" })
+        const forged = yield* signed(generateWebhookSecret(), body, { id: "msg_forged" })
         const bad = yield* Effect.flip(intake.receive(source.id, forged))
         const unknown = yield* Effect.flip(intake.receive("src_doesnotexist000000000000", forged))
         assert.strictEqual(bad.code, "invalid_signature")
         assert.deepStrictEqual({ code: unknown.code, detail: unknown.detail }, { code: bad.code, detail: bad.detail })
         // Stale, both ways: the same whatever the Source.
-        const stale = yield* signed(StandardWebhooks.generateSecret(), body, { at: START - 301 })
+        const stale = yield* signed(generateWebhookSecret(), body, { at: START - 301 })
         assert.strictEqual((yield* Effect.flip(intake.receive(source.id, stale))).code, "stale_timestamp")
         assert.strictEqual((yield* Effect.flip(intake.receive("src_doesnotexist000000000000", stale))).code, "stale_timestamp")
         const noHeaders = yield* Effect.flip(intake.receive(source.id, { headers: {}, body: encoder.encode(body) }))

@@ -3,7 +3,8 @@ import { vi } from "vitest"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { DoorCode } from "../src/DoorRefusal.js"
-import { generateSecret, isValidSecret, sign, verify } from "../src/StandardWebhooks.js"
+import { generateWebhookSecret as generateSecret } from "@service/core/Crypto"
+import { isValidSecret, sign, verify } from "../src/StandardWebhooks.js"
 import { readJson } from "./support/data.js"
 
 // Wraps the real `timingSafeEqual` so a test can see the comparison go through it; behaviour is unchanged.

@@ -55,6 +55,10 @@ const Row = Schema.Struct({
 })
 const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
 
+// What `record` and `read` return: the payload as JSON text and the instant in ISO 8601 UTC.
+const returned = `id::text AS id, name, subject, payload::text AS payload,
+  to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS occurred_at`
+
 /** @since 0.1.0 @category constructors */
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -71,7 +75,7 @@ export const make = Effect.gen(function*() {
       const at = new Date(yield* Clock.currentTimeMillis).toISOString()
       const rows = yield* sql`INSERT INTO events.ledger (workspace_id, name, subject, payload, occurred_at)
         VALUES (${input.workspaceId}, ${input.name}, ${input.subject ?? null}, ${JSON.stringify(payload)}::jsonb, ${at})
-        RETURNING id::text AS id, name, subject, payload::text AS payload, to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS occurred_at`.pipe(
+        RETURNING ${sql.literal(returned)}`.pipe(
         Effect.flatMap(decodeRows),
         Effect.orDie
       )
@@ -87,8 +91,7 @@ export const make = Effect.gen(function*() {
     readonly subject?: string | undefined
     readonly names?: ReadonlyArray<string> | undefined
   }) =>
-    sql`SELECT id::text AS id, name, subject, payload::text AS payload,
-          to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS occurred_at
+    sql`SELECT ${sql.literal(returned)}
         FROM events.ledger
         WHERE ${
       sql.and([
