@@ -99,7 +99,7 @@ export const request = (
   input: Readonly<Record<string, unknown>>
 ): Either.Either<HttpClientRequest.HttpClientRequest, Failure.Failure> => {
   const binding = operation.http
-  const bound = binding.input.kind === "path" ? binding.input.params : {}
+  const bound = Operation.pathFields(binding.input)
   const rest: Record<string, unknown> = { ...input }
   let missing: string | undefined
   let unsendable: string | undefined

@@ -21,6 +21,24 @@ import { CredentialKind, Person, Principal, Role, Scope } from "./Principal.js"
 import { Workspace } from "./Workspace.js"
 
 /** @since 0.1.0 @category errors */
+/**
+ * How many test workspaces one workspace may have (spec: up to 5).
+ *
+ * @since 0.1.0 @category constants
+ */
+export const MAX_TEST_WORKSPACES = 5
+
+/**
+ * The workspace already has {@link MAX_TEST_WORKSPACES} test workspaces.
+ *
+ * @since 0.1.0 @category errors
+ */
+export class TestWorkspaceLimit extends Data.TaggedError("TestWorkspaceLimit")<{ readonly limit: number }> {
+  override get message(): string {
+    return `A workspace can have at most ${this.limit} test workspaces.`
+  }
+}
+
 export class WorkspaceSlugTaken extends Data.TaggedError("WorkspaceSlugTaken")<{ readonly slug: string }> {
   override get message(): string {
     return `A workspace with slug "${this.slug}" already exists.`
@@ -80,12 +98,17 @@ export interface IssueCredentialRequest {
 export class Accounts extends Context.Tag("@service/core/Accounts")<
   Accounts,
   {
-    /** With `testOf`, a test workspace of that (non-test) workspace. */
+    /**
+     * With `testOf`, a test workspace of that (non-test) workspace: at most {@link MAX_TEST_WORKSPACES} of
+     * them, counted under a lock on the parent so concurrent creations cannot pass the limit together.
+     */
     readonly createWorkspace: (input: {
       readonly slug: WorkspaceSlug
       readonly name: string
       readonly testOf?: Workspace | undefined
-    }) => Effect.Effect<Workspace, WorkspaceSlugTaken>
+    }) => Effect.Effect<Workspace, WorkspaceSlugTaken | TestWorkspaceLimit>
+    /** The test workspaces made from a workspace, oldest first. */
+    readonly testWorkspaces: (workspaceId: WorkspaceId) => Effect.Effect<ReadonlyArray<Workspace>>
     readonly findWorkspaceBySlug: (slug: string) => Effect.Effect<Option.Option<Workspace>>
     readonly createPerson: (input: { readonly displayName: string; readonly email?: string | undefined }) => Effect.Effect<Person>
     readonly addMember: (input: {
@@ -192,12 +215,26 @@ export const makeSql = Effect.gen(function*() {
       const id = WorkspaceId.make(newId("ws"))
       // A test workspace of a test workspace would be a test of a test: it hangs off the real one.
       const testOf = input.testOf === undefined ? null : input.testOf.testOf ?? input.testOf.id
+      if (testOf !== null) {
+        yield* sql`SELECT id FROM core.workspaces WHERE id = ${testOf} FOR UPDATE`
+        const counted = yield* sql`SELECT count(*)::int AS n FROM core.workspaces WHERE test_of = ${testOf}`.pipe(
+          Effect.flatMap(Schema.decodeUnknown(Schema.Array(Schema.Struct({ n: Schema.Number }))))
+        )
+        if ((counted[0]?.n ?? 0) >= MAX_TEST_WORKSPACES) return yield* new TestWorkspaceLimit({ limit: MAX_TEST_WORKSPACES })
+      }
       const inserted = yield* sql`
         INSERT INTO core.workspaces (id, slug, name, test_of) VALUES (${id}, ${input.slug}, ${input.name}, ${testOf})
         ON CONFLICT (slug) DO NOTHING RETURNING id`
       if (inserted.length === 0) return yield* new WorkspaceSlugTaken({ slug: input.slug })
       return new Workspace({ id, slug: input.slug, name: input.name, testOf })
-    }).pipe(Effect.catchTag("SqlError", Effect.die))
+    }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.catchTag("ParseError", Effect.die))
+
+  const testWorkspaces = (workspaceId: WorkspaceId) =>
+    sql`SELECT id, slug, name, test_of AS "testOf" FROM core.workspaces WHERE test_of = ${workspaceId} ORDER BY created_at, id`.pipe(
+      Effect.flatMap(Schema.decodeUnknown(Schema.Array(WorkspaceRow))),
+      Effect.map((rows) => rows.map((row) => new Workspace(row))),
+      Effect.orDie
+    )
 
   const createPerson = (input: { readonly displayName: string; readonly email?: string | undefined }) =>
     Effect.gen(function*() {
@@ -281,6 +318,7 @@ export const makeSql = Effect.gen(function*() {
   return {
     accounts: Accounts.of({
       createWorkspace,
+      testWorkspaces,
       findWorkspaceBySlug,
       createPerson,
       addMember,

@@ -62,16 +62,29 @@ export const destructive: Annotations = { readOnly: false, destructive: true, id
 
 /**
  * Where HTTP reads the input from.
- * - `body`: the input is the JSON body (limited to `maxBodyBytes`, default 256 KiB).
+ * - `body`: the input is the JSON body (limited to `maxBodyBytes`, default 256 KiB); `params` maps path
+ *   parameters to input fields when the route also names a resource (`PUT /sources/:id/mapping`).
  * - `query`: the URL parameters are the input (comma-separated lists split by the schema).
  * - `path`: path parameters carry input fields: `params` maps each `:param` of the path to its field.
  *
  * @since 0.1.0 @category models
  */
 export type HttpInput =
-  | { readonly kind: "body"; readonly maxBodyBytes?: number | undefined }
+  | {
+    readonly kind: "body"
+    readonly maxBodyBytes?: number | undefined
+    readonly params?: Readonly<Record<string, string>> | undefined
+  }
   | { readonly kind: "query" }
   | { readonly kind: "path"; readonly params: Readonly<Record<string, string>> }
+
+/**
+ * The input fields an operation's path parameters fill (empty when the path names none).
+ *
+ * @since 0.1.0 @category accessors
+ */
+export const pathFields = (input: HttpInput): Readonly<Record<string, string>> =>
+  input.kind === "query" ? {} : input.params ?? {}
 
 /** @since 0.1.0 @category models */
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE"
@@ -169,6 +182,11 @@ export interface Declaration<
   readonly http: HttpBinding
   readonly cli: CliBinding
   readonly surfaces?: Partial<Surfaces> | undefined
+  /**
+   * Who may call beyond the scopes, checked after them and before the input is decoded: a role, a person
+   * behind the credential (`requireOwnerOrAdminPerson`). Absent: any holder of a scope.
+   */
+  readonly authorize?: ((principal: Principal) => Effect.Effect<unknown, Forbidden>) | undefined
   readonly run: (input: I) => Effect.Effect<O, E, R>
 }
 
@@ -212,6 +230,7 @@ export interface AnyOperation<R> {
   readonly refusals: Refusal.AnyRefusalCodec
   readonly refuses: ReadonlyArray<string>
   readonly scopes: ReadonlyArray<Scope>
+  readonly authorize?: ((principal: Principal) => Effect.Effect<unknown, Forbidden>) | undefined
   readonly annotations: Annotations
   readonly metered: boolean
   readonly paginates: boolean
@@ -426,7 +445,8 @@ export interface Invocation {
 }
 
 /**
- * Runs one call the same way on every transport: scope check (any-of), the workspace's rate limit, the
+ * Runs one call the same way on every transport: scope check (any-of), the declared `authorize` (role,
+ * person), the workspace's rate limit, the
  * operation (decode, run, encode) with the request context, and one metered unit on success. A failure
  * the operation's codec does not recognise is a defect; a database outage is the codec's outage refusal
  * when it declares one.
@@ -440,6 +460,7 @@ export const execute = <R>(
   Effect.gen(function*() {
     const { principal } = invocation
     yield* requireScope(principal, op.scopes)
+    if (op.authorize !== undefined) yield* op.authorize(principal)
     const limiter = yield* RateLimiter
     yield* limiter.consume(principal.workspace.id)
     const meter = yield* Meter

@@ -120,6 +120,10 @@ export class Crm extends Context.Tag("@service/crm/Crm")<Crm, {
     workspaceId: string,
     input: { readonly name: string; readonly stages: ReadonlyArray<{ readonly name: string; readonly outcome?: "open" | "won" | "lost" }> }
   ) => Effect.Effect<Pipeline, InvalidPipeline>
+  /** The workspace's Pipelines with their stages in order. */
+  readonly pipelines: (workspaceId: string) => Effect.Effect<ReadonlyArray<Pipeline>>
+  /** Succeeds when the stage belongs to that Pipeline of the workspace. */
+  readonly checkStage: (workspaceId: string, pipelineId: string, stageId: string) => Effect.Effect<void, CrmNotFound>
   readonly openOpportunity: (
     workspaceId: string,
     input: { readonly contactId: string; readonly pipelineId: string; readonly stageId: string; readonly title: string }
@@ -317,6 +321,31 @@ export const make = Effect.gen(function*() {
       })
     )
 
+  const PipelineStageRow = Schema.Struct({
+    pipeline_id: Schema.String,
+    pipeline_name: Schema.String,
+    stage_id: Schema.String,
+    stage_name: Schema.String,
+    position: Schema.Number,
+    outcome: Stage.fields.outcome
+  })
+  const pipelines = (workspaceId: string) =>
+    sql`SELECT p.id AS pipeline_id, p.name AS pipeline_name, s.id AS stage_id, s.name AS stage_name, s.position, s.outcome
+        FROM crm.pipelines p JOIN crm.stages s ON s.pipeline_id = p.id
+        WHERE p.workspace_id = ${workspaceId} ORDER BY p.created_at, p.id, s.position`.pipe(
+      Effect.flatMap(Schema.decodeUnknown(Schema.Array(PipelineStageRow))),
+      Effect.orDie,
+      Effect.map((rows) => {
+        const byId = new Map<string, { id: string; name: string; stages: Array<Stage> }>()
+        for (const row of rows) {
+          const pipeline = byId.get(row.pipeline_id) ?? { id: row.pipeline_id, name: row.pipeline_name, stages: [] }
+          pipeline.stages.push({ id: row.stage_id, name: row.stage_name, position: row.position, outcome: row.outcome })
+          byId.set(row.pipeline_id, pipeline)
+        }
+        return [...byId.values()]
+      })
+    )
+
   const openOpportunity = (
     workspaceId: string,
     input: { readonly contactId: string; readonly pipelineId: string; readonly stageId: string; readonly title: string }
@@ -379,6 +408,8 @@ export const make = Effect.gen(function*() {
     erase,
     isErased,
     createPipeline,
+    pipelines,
+    checkStage: (workspaceId, pipelineId, stageId) => Effect.asVoid(stageOf(workspaceId, pipelineId, stageId)),
     openOpportunity,
     moveOpportunity,
     createCollection,

@@ -42,6 +42,8 @@ export class EventLedger extends Context.Tag("@service/events/EventLedger")<Even
     readonly after?: string | undefined
     readonly limit: number
     readonly subject?: string | undefined
+    /** Entries of any of these subjects (one page of records' trails in one read). */
+    readonly subjects?: ReadonlyArray<string> | undefined
     readonly names?: ReadonlyArray<string> | undefined
   }) => Effect.Effect<ReadonlyArray<Entry>>
 }>() {}
@@ -89,6 +91,7 @@ export const make = Effect.gen(function*() {
     readonly after?: string | undefined
     readonly limit: number
     readonly subject?: string | undefined
+    readonly subjects?: ReadonlyArray<string> | undefined
     readonly names?: ReadonlyArray<string> | undefined
   }) =>
     sql`SELECT ${sql.literal(returned)}
@@ -98,6 +101,7 @@ export const make = Effect.gen(function*() {
         sql`workspace_id = ${input.workspaceId}`,
         ...(input.after === undefined ? [] : [sql`id > ${input.after}::bigint`]),
         ...(input.subject === undefined ? [] : [sql`subject = ${input.subject}`]),
+        ...(input.subjects === undefined ? [] : [input.subjects.length === 0 ? sql`false` : sql`subject IN ${sql.in(input.subjects)}`]),
         ...(input.names === undefined || input.names.length === 0 ? [] : [sql`name IN ${sql.in(input.names)}`])
       ])
     }

@@ -39,7 +39,7 @@ export interface Options {
 }
 
 const pathSchema = <R>(group: Operation.Group<R>, op: Operation.AnyOperation<R>): Schema.Schema.AnyNoContext => {
-  const bound = op.http.input.kind === "path" ? op.http.input.params : {}
+  const bound = Operation.pathFields(op.http.input)
   const fields: Record<string, Schema.Schema.AnyNoContext> = {}
   for (const param of Routes.paramsOf(Operation.httpPath(group, op))) {
     const field = bound[param]
@@ -116,11 +116,14 @@ export const endpoint = <R>(group: Operation.Group<R>, op: Operation.AnyOperatio
   const codec = group.refusals
   const input = op.http.input
   const body = input.kind === "body"
-  const query = body ? undefined : InputShape.parametersView(op.input, input.kind === "path" ? Object.values(input.params) : [])
+  const bound = Object.values(Operation.pathFields(input))
+  const query = body ? undefined : InputShape.parametersView(op.input, bound)
   // Handlers read the input themselves (`handleRaw` never decodes a payload), so a bodiless method's payload
   // only documents its query parameters. Elsewhere query fields are URL parameters.
   const queryAsPayload = !HttpMethod.hasBody(op.http.method)
-  const payload = body ? op.input : queryAsPayload ? query ?? noPayload : noPayload
+  // A body route whose path names the resource documents the body without the path-bound fields.
+  const bodyPayload = bound.length === 0 ? op.input : InputShape.parametersView(op.input, bound) ?? Schema.Struct({})
+  const payload = body ? bodyPayload : queryAsPayload ? query ?? noPayload : noPayload
   const urlParams = !body && !queryAsPayload ? query ?? noUrlParams : noUrlParams
   let e: DerivedEndpoint = HttpApiEndpoint.make(op.http.method)(op.name, op.http.path)
     // URL parameters first: `setUrlParams` reads the context of the path schema set so far.

@@ -44,19 +44,21 @@ const inputOf = <R>(
   query: Readonly<Record<string, string | ReadonlyArray<string>>>
 ): Effect.Effect<unknown, BodyReader.BodyTooLarge | BodyReader.UnsupportedBody | BodyReader.MalformedBody, Scope.Scope> => {
   const input = route.operation.http.input
+  const bound: Record<string, string> = {}
+  for (const [param, field] of Object.entries(Operation.pathFields(input))) {
+    const value = path[param]
+    if (value !== undefined) bound[field] = value
+  }
   switch (input.kind) {
     case "body":
-      return BodyReader.readJson(request, route.maxBodyBytes ?? Routes.defaultMaxBodyBytes)
+      // The path names the resource: its fields win over the same names in the body.
+      return BodyReader.readJson(request, route.maxBodyBytes ?? Routes.defaultMaxBodyBytes).pipe(
+        Effect.map((body) => Object.keys(bound).length === 0 || !Predicate.isRecord(body) ? body : { ...body, ...bound })
+      )
     case "query":
       return Effect.succeed(query)
-    case "path": {
-      const bound: Record<string, string> = {}
-      for (const [param, field] of Object.entries(input.params)) {
-        const value = path[param]
-        if (value !== undefined) bound[field] = value
-      }
+    case "path":
       return Effect.succeed({ ...query, ...bound })
-    }
   }
 }
 
