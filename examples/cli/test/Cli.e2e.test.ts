@@ -179,6 +179,54 @@ for (const database of TestDatabase.targets()) {
         assert.strictEqual(run.stdout, "")
       }))
 
+    it.effect("door: Sources, Arrivals and a test workspace from the command line", () =>
+      Effect.gen(function*() {
+        const { baseUrl } = yield* Target
+        const created = yield* service([...connection(baseUrl), "door", "sources", "create", "--name", "CLI form", "--json"])
+        assert.strictEqual(created.code, EXIT.ok, created.stderr)
+        const answer = parseJson(created.stdout)
+        const source = typeof answer === "object" && answer !== null && "source" in answer ? answer.source : undefined
+        const id = typeof source === "object" && source !== null && "id" in source ? String(source.id) : ""
+        assert.match(id, /^src_[0-9a-f]{24}$/)
+        assert.match(created.stdout, /"secret": "whsec_/)
+
+        const shown = yield* service([...connection(baseUrl), "door", "sources", "show", id, "--json"])
+        assert.strictEqual(shown.code, EXIT.ok, shown.stderr)
+        assert.propertyVal(parseJson(shown.stdout), "name", "CLI form")
+        const paused = yield* service([...connection(baseUrl), "door", "sources", "update", id, "--status", "paused", "--json"])
+        assert.strictEqual(paused.code, EXIT.ok, paused.stderr)
+        assert.propertyVal(parseJson(paused.stdout), "status", "paused")
+        const templates = yield* service([...connection(baseUrl), "door", "templates"])
+        assert.strictEqual(templates.code, EXIT.ok, templates.stderr)
+        assert.include(templates.stdout, "posthog")
+
+        // Test Arrivals only in a test workspace: refused here with the door's code and exit 3.
+        const refused = yield* service([...connection(baseUrl), "arrivals", "send-test", id, "--type", "contact.created"])
+        assert.strictEqual(refused.code, EXIT.refused, refused.stderr)
+        assert.include(refused.stderr, "not_a_test_workspace")
+
+        const sandbox = yield* service([...connection(baseUrl), "sandboxes", "create", "--name", "CLI trial", "--json"])
+        assert.strictEqual(sandbox.code, EXIT.ok, sandbox.stderr)
+        const made = parseJson(sandbox.stdout)
+        const key = typeof made === "object" && made !== null && "api_key" in made ? String(made.api_key) : ""
+        const workspace = typeof made === "object" && made !== null && "workspace" in made ? made.workspace : undefined
+        const slug = typeof workspace === "object" && workspace !== null && "slug" in workspace ? String(workspace.slug) : ""
+        const copies = typeof made === "object" && made !== null && "sources" in made && Array.isArray(made.sources) ? made.sources : []
+        const copy: unknown = copies[0]
+        const copyId = typeof copy === "object" && copy !== null && "source" in copy && typeof copy.source === "object" && copy.source !== null &&
+            "id" in copy.source
+          ? String(copy.source.id)
+          : ""
+        assert.match(copyId, /^src_/)
+        const inTest = ["--base-url", baseUrl, "--api-key", key, "--workspace", slug]
+        const sent = yield* service([...inTest, "arrivals", "send-test", copyId, "--type", "contact.created", "--json"])
+        assert.strictEqual(sent.code, EXIT.ok, sent.stderr)
+        assert.propertyVal(parseJson(sent.stdout), "duplicate", false)
+        const listed = yield* service([...inTest, "arrivals", "list", "--source-id", copyId, "--json"])
+        assert.strictEqual(listed.code, EXIT.ok, listed.stderr)
+        assert.include(listed.stdout, copyId)
+      }))
+
     it.effect("a bad API key is denied", () =>
       Effect.gen(function*() {
         const { baseUrl } = yield* Target

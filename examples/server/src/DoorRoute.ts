@@ -1,8 +1,13 @@
 /**
- * Mounts the intake door at `POST /api/v1/door/:sourceId` inside the Effect HTTP app. The route holds no
- * domain logic: it reads the raw bytes (refusing more than 256 KiB before buffering), hands them to
- * `Intake.receive` and writes its answer. A refusal's body is `{code, message, request_id}`, so the 401 of an
- * unknown Source and of a bad signature differ only in the request id.
+ * Mounts the intake door at `POST /api/v1/door/:sourceId` and its secret-address variant
+ * `POST /api/v1/door/:sourceId/:token` inside the Effect HTTP app. The routes hold no domain logic: they read
+ * the raw bytes whatever their content type (JSON, urlencoded or multipart for webhook Sources), refusing more
+ * than 256 KiB before buffering, hand them to `Intake.receive` / `Intake.receiveAddress` and write the answer:
+ * 202 `{arrival}` (with `status: "unmapped"` when the webhook Source has no mapping yet), 200 `{arrival, status}`
+ * for a duplicate, 200 `{ignored: true, reason}` for a notice type the mapping does not accept, and
+ * `{arrivals: [{arrival, status, duplicate}], ignored}` for a batch (202 when any Arrival is new, else 200). A
+ * refusal's body is `{code, message, request_id}`, so the 401 of an unknown Source, of a bad signature and of a
+ * wrong token differ only in the request id.
  *
  * @since 0.1.0
  */
@@ -11,7 +16,7 @@ import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { type DoorRefusal, refuse, statusOf } from "@service/door/DoorRefusal"
-import { Intake, MAX_BODY_BYTES } from "@service/door/Intake"
+import { Intake, MAX_BODY_BYTES, type Receipt } from "@service/door/Intake"
 import * as RateLimiter from "@service/core/RateLimiter"
 import * as BodyReader from "@service/http/BodyReader"
 import * as RequestId from "@service/http/RequestId"
@@ -27,6 +32,28 @@ export const REQUESTS_PER_MINUTE_PER_IP = 120
 const refusal = (error: DoorRefusal, requestId: string, headers: Record<string, string> = {}) =>
   HttpServerResponse.unsafeJson({ code: error.code, message: error.detail, request_id: requestId }, { status: statusOf[error.code], headers })
 
+const answer = (receipt: Receipt): HttpServerResponse.HttpServerResponse => {
+  switch (receipt._tag) {
+    case "Accepted":
+      return HttpServerResponse.unsafeJson(
+        receipt.status === "unmapped" ? { arrival: receipt.arrivalId, status: receipt.status } : { arrival: receipt.arrivalId },
+        { status: 202 }
+      )
+    case "Duplicate":
+      return HttpServerResponse.unsafeJson({ arrival: receipt.arrivalId, status: receipt.status }, { status: 200 })
+    case "Ignored":
+      return HttpServerResponse.unsafeJson({ ignored: true, reason: receipt.reason }, { status: 200 })
+    case "Batch":
+      return HttpServerResponse.unsafeJson(
+        {
+          arrivals: receipt.arrivals.map((a) => ({ arrival: a.arrivalId, status: a.status, duplicate: a.duplicate })),
+          ignored: receipt.ignored
+        },
+        { status: receipt.arrivals.some((a) => !a.duplicate) ? 202 : 200 }
+      )
+  }
+}
+
 /** @since 0.1.0 @category layers */
 export const layer = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
@@ -37,7 +64,9 @@ export const layer = HttpApiBuilder.Router.use((router) =>
       const request = yield* HttpServerRequest.HttpServerRequest
       const address = Option.getOrElse(request.remoteAddress, () => "unknown")
       yield* perIp.consume(`door-ip:${address}`)
-      const sourceId = (yield* HttpRouter.params)["sourceId"] ?? ""
+      const params = yield* HttpRouter.params
+      const sourceId = params["sourceId"] ?? ""
+      const token = params["token"]
       const body = yield* BodyReader.readBytes(request, MAX_BODY_BYTES).pipe(
         Effect.mapError((error) =>
           error._tag === "BodyTooLarge"
@@ -45,10 +74,8 @@ export const layer = HttpApiBuilder.Router.use((router) =>
             : refuse("invalid_event", "The request body could not be read to its end.")
         )
       )
-      const receipt = yield* intake.receive(sourceId, { headers: request.headers, body })
-      return receipt._tag === "Accepted"
-        ? HttpServerResponse.unsafeJson({ arrival: receipt.arrivalId }, { status: 202 })
-        : HttpServerResponse.unsafeJson({ arrival: receipt.arrivalId, status: receipt.status }, { status: 200 })
+      const received = { headers: request.headers, body }
+      return answer(token === undefined ? yield* intake.receive(sourceId, received) : yield* intake.receiveAddress(sourceId, token, received))
     }).pipe(
       Effect.catchTag("DoorRefusal", (error) => Effect.flatMap(RequestId.get, (requestId) => Effect.succeed(refusal(error, requestId)))),
       Effect.catchTag("RateLimited", (limited) =>
@@ -62,6 +89,7 @@ export const layer = HttpApiBuilder.Router.use((router) =>
           )))
     )
     yield* router.post("/api/v1/door/:sourceId", RequestId.withRequestId(app))
+    yield* router.post("/api/v1/door/:sourceId/:token", RequestId.withRequestId(app))
   })
 )
 

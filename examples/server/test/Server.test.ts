@@ -14,7 +14,6 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import { request as httpRequest } from "node:http"
 import * as App from "@service/app/App"
 import * as Accounts from "@service/core/Accounts"
 import * as Intake from "@service/door/Intake"
@@ -24,6 +23,7 @@ import * as Schedule from "effect/Schedule"
 import { ensureDemo } from "../src/Bootstrap.js"
 import * as DemoLoad from "@service/market-warehouse/DemoLoad"
 import * as Server from "../src/Server.js"
+import { type Answer, jsonOf, rest } from "./support/Rest.js"
 
 const KEY = "svc_key_server_e2e_0123456789abcdef"
 
@@ -49,36 +49,6 @@ const prepared = Layer.effectDiscard(
     yield* ensureDemo(Option.some(Redacted.make(KEY)))
   }).pipe(Effect.orDie)
 )
-
-interface Answer {
-  readonly status: number
-  readonly headers: Readonly<Record<string, string | Array<string> | undefined>>
-  readonly text: string
-}
-
-/**
- * One REST call on a connection of its own (`agent: false`), read to the end: no call depends on reusing a
- * kept-alive socket, whose reuse races the server closing it when the machine is slow.
- */
-const rest = (port: number, method: string, path: string, headers: Readonly<Record<string, string>> = {}, body?: string) =>
-  Effect.async<Answer>((resume) => {
-    const req = httpRequest({ host: "127.0.0.1", port, method, path, headers, agent: false }, (res) => {
-      const parts: Array<Buffer> = []
-      res.on("data", (chunk: Buffer) => parts.push(chunk))
-      res.on("end", () => resume(Effect.succeed({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(parts).toString("utf8") })))
-    })
-    req.on("error", (error) => resume(Effect.die(error)))
-    req.end(body)
-  })
-
-const jsonOf = (text: string): unknown => {
-  try {
-    const value: unknown = JSON.parse(text)
-    return value
-  } catch {
-    return undefined
-  }
-}
 
 const SearchContent = Schema.Struct({
   schemaVersion: Schema.String,
@@ -117,7 +87,7 @@ for (const target of TestDatabase.targets()) {
         (client) => Effect.promise(() => client.close())
       )
 
-    it.scoped("serves MCP at /mcp through the official client: read-only tools, envelope in structuredContent", () =>
+    it.scoped("serves MCP at /mcp through the official client: tools annotated as declared, envelope in structuredContent", () =>
       Effect.gen(function*() {
         const { baseUrl, scan } = yield* Running
         const client = yield* mcpClient(baseUrl, { "x-api-key": KEY })
@@ -126,7 +96,15 @@ for (const target of TestDatabase.targets()) {
           tools.map((t) => t.name).sort(),
           App.groups.flatMap((group) => Operation.servedOn(group, "mcp").map((op) => Operation.toolName("service", group.mcp.namespace, op.name))).sort()
         )
-        for (const tool of tools) assert.strictEqual(tool.annotations?.readOnlyHint, true)
+        // Each tool says what its declaration says: the market reads are read-only, arrival_send_test writes.
+        const declared = new Map(
+          App.groups.flatMap((group) =>
+            Operation.servedOn(group, "mcp").map((op) => [Operation.toolName("service", group.mcp.namespace, op.name), op.annotations.readOnly] as const)
+          )
+        )
+        for (const tool of tools) assert.strictEqual(tool.annotations?.readOnlyHint, declared.get(tool.name), tool.name)
+        assert.strictEqual(declared.get("service_arrival_send_test"), false)
+        assert.strictEqual(declared.get("service_arrival_read"), true)
 
         const bodies: Array<string> = []
         const call = (name: string, args: Record<string, unknown>) =>
@@ -236,6 +214,46 @@ for (const target of TestDatabase.targets()) {
         assert.include(bad.text, "invalid_signature")
         const tooLarge = yield* rest(port, "POST", path, { ...forged, "content-length": String(300 * 1024) }, "x".repeat(300 * 1024))
         assert.strictEqual(tooLarge.status, 413)
+      }), 0)
+
+    it.effect("the door's secret address takes a multipart notice; a wrong token is the unknown Source's 401; unmapped and ignored answers", () =>
+      Effect.gen(function*() {
+        const { port } = yield* Running
+        const demo = Option.getOrThrow(yield* (yield* Accounts.Accounts).findWorkspaceBySlug("demo"))
+        const sources = yield* Sources.Sources
+        const form = yield* sources.create(demo.id, { name: "e2e jotform", type: "webhook", template: "jotform" })
+        const token = Redacted.value(form.token ?? Redacted.make(""))
+        const boundary = "e2eBoundary7"
+        const body = [
+          `--${boundary}\r\nContent-Disposition: form-data; name="submissionID"\r\n\r\n9000000000000000001`,
+          `--${boundary}\r\nContent-Disposition: form-data; name="rawRequest"\r\n\r\n` +
+          JSON.stringify({ q3_fullName: { first: "Door", last: "Multipart" }, q4_email: "door.multipart@acme.mx" }),
+          `--${boundary}--\r\n`
+        ].join("\r\n")
+        const multipart = { "content-type": `multipart/form-data; boundary=${boundary}` }
+        const first = yield* rest(port, "POST", `/api/v1/door/${form.source.id}/${token}`, multipart, body)
+        assert.strictEqual(first.status, 202, first.text)
+        const withoutId = (text: string) => text.replace(/"request_id":"[^"]*"/, "")
+        const wrong = yield* rest(port, "POST", `/api/v1/door/${form.source.id}/tok_wrong`, multipart, body)
+        const unknown = yield* rest(port, "POST", `/api/v1/door/src_doesnotexist000000000000/${token}`, multipart, body)
+        assert.deepStrictEqual([wrong.status, unknown.status], [401, 401])
+        assert.strictEqual(withoutId(wrong.text), withoutId(unknown.text))
+        // A generic Source: unmapped before a mapping is confirmed, then a type it does not accept is ignored.
+        const generic = yield* sources.create(demo.id, { name: "e2e generic", type: "webhook", verification: "secret-address" })
+        const address = `/api/v1/door/${generic.source.id}/${Redacted.value(generic.token ?? Redacted.make(""))}`
+        const json = { "content-type": "application/json" }
+        const unmapped = yield* rest(port, "POST", address, json, JSON.stringify({ type: "signup", email: "door.generic@acme.mx" }))
+        assert.strictEqual(unmapped.status, 202)
+        assert.include(unmapped.text, `"status":"unmapped"`)
+        yield* sources.confirmMapping(demo.id, generic.source.id, {
+          event_type: ["type"],
+          accepted_events: ["signup"],
+          notice_id: [],
+          items: null,
+          fields: { email: ["email"] }
+        })
+        const ignored = yield* rest(port, "POST", address, json, JSON.stringify({ type: "pageview", email: "door.generic@acme.mx" }))
+        assert.deepStrictEqual([ignored.status, jsonOf(ignored.text)], [200, { ignored: true, reason: "unsupported_event" }])
       }), 0)
 
     // Last: it spends this address's door allowance for the current minute.

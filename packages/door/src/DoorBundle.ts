@@ -1,7 +1,7 @@
 /**
- * The door bundle: the CRM, the event ledger, Sources and intake over SQL, with their migrations. Its
- * operations (workspace routes, MCP tools, CLI commands) come next; the door route itself is served by the
- * runtime, which hands the raw request to `Intake.receive`.
+ * The door bundle: the CRM, the event ledger, Sources, Arrivals and intake over SQL, with their migrations,
+ * and the door's operation groups (Sources and templates, Arrivals, test workspaces). The door route itself
+ * is served by the runtime, which hands the raw request to `Intake.receive`.
  *
  * @since 0.1.0
  */
@@ -12,17 +12,25 @@ import * as CrmMigrations from "@service/crm/CrmMigrations"
 import * as EventLedger from "@service/events/EventLedger"
 import * as EventsMigrations from "@service/events/EventsMigrations"
 import * as Layer from "effect/Layer"
+import * as ArrivalOperations from "./ArrivalOperations.js"
+import * as Arrivals from "./Arrivals.js"
 import * as DoorMigrations from "./DoorMigrations.js"
 import * as Intake from "./Intake.js"
+import * as SandboxOperations from "./SandboxOperations.js"
+import * as SourceOperations from "./SourceOperations.js"
 import * as Sources from "./Sources.js"
 
-// No declared operations yet: nothing for the transports to serve from this bundle.
-const groups: ReadonlyArray<Operation.Group<never>> = []
+/** What running the door's operations needs. @since 0.1.0 @category models */
+export type Requirements = SourceOperations.Requirements | ArrivalOperations.Requirements | SandboxOperations.Requirements
+
+const groups: ReadonlyArray<Operation.Group<Requirements>> = [SourceOperations.group, ArrivalOperations.group, SandboxOperations.group]
 
 /** @since 0.1.0 @category bundles */
 export const bundle = Bundle.make({
   name: "door",
-  layer: Intake.layer.pipe(Layer.provideMerge(Layer.mergeAll(Sources.layer, Crm.layer, EventLedger.layer))),
+  layer: Layer.mergeAll(Intake.layer, Arrivals.layer).pipe(
+    Layer.provideMerge(Layer.mergeAll(Sources.layer, Crm.layer, EventLedger.layer))
+  ),
   migrations: [CrmMigrations.migrations, EventsMigrations.migrations, DoorMigrations.migrations],
   groups
 })

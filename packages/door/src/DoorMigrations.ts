@@ -4,12 +4,14 @@
  * @since 0.1.0
  */
 import door from "./migrations/0001_door.js"
+import webhookSources from "./migrations/0002_webhook_sources.js"
 
 /** @since 0.1.0 @category migrations */
 export const migrations = {
   name: "door",
   dependsOn: ["core", "crm", "events"],
   migrations: {
-    "0001_door": door
+    "0001_door": door,
+    "0002_webhook_sources": webhookSources
   }
 } as const

@@ -1,0 +1,36 @@
+/**
+ * REST calls as a user's client makes them, for the server's end-to-end tests.
+ */
+import * as Effect from "effect/Effect"
+import { request as httpRequest } from "node:http"
+
+export interface Answer {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string | Array<string> | undefined>>
+  readonly text: string
+}
+
+/**
+ * One REST call on a connection of its own (`agent: false`), read to the end: no call depends on reusing a
+ * kept-alive socket, whose reuse races the server closing it when the machine is slow.
+ */
+export const rest = (port: number, method: string, path: string, headers: Readonly<Record<string, string>> = {}, body?: string) =>
+  Effect.async<Answer>((resume) => {
+    const req = httpRequest({ host: "127.0.0.1", port, method, path, headers, agent: false }, (res) => {
+      const parts: Array<Buffer> = []
+      res.on("data", (chunk: Buffer) => parts.push(chunk))
+      res.on("end", () => resume(Effect.succeed({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(parts).toString("utf8") })))
+    })
+    req.on("error", (error) => resume(Effect.die(error)))
+    req.end(body)
+  })
+
+/** The JSON of a body, or undefined when it is not JSON. */
+export const jsonOf = (text: string): unknown => {
+  try {
+    const value: unknown = JSON.parse(text)
+    return value
+  } catch {
+    return undefined
+  }
+}
