@@ -27,7 +27,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { execFile } from "node:child_process"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import { execFile, spawn as spawnChild } from "node:child_process"
 import { fileURLToPath } from "node:url"
 
 const API_KEY = "svc_key_cli_e2e_0123456789abcdef"
@@ -184,9 +186,7 @@ for (const database of TestDatabase.targets()) {
         const { baseUrl } = yield* Target
         const created = yield* service([...connection(baseUrl), "door", "sources", "create", "--name", "CLI form", "--json"])
         assert.strictEqual(created.code, EXIT.ok, created.stderr)
-        const answer = parseJson(created.stdout)
-        const source = typeof answer === "object" && answer !== null && "source" in answer ? answer.source : undefined
-        const id = typeof source === "object" && source !== null && "id" in source ? String(source.id) : ""
+        const id = Schema.decodeUnknownSync(Schema.Struct({ source: Schema.Struct({ id: Schema.String }) }))(parseJson(created.stdout)).source.id
         assert.match(id, /^src_[0-9a-f]{24}$/)
         assert.match(created.stdout, /"secret": "whsec_/)
 
@@ -207,16 +207,14 @@ for (const database of TestDatabase.targets()) {
 
         const sandbox = yield* service([...connection(baseUrl), "sandboxes", "create", "--name", "CLI trial", "--json"])
         assert.strictEqual(sandbox.code, EXIT.ok, sandbox.stderr)
-        const made = parseJson(sandbox.stdout)
-        const key = typeof made === "object" && made !== null && "api_key" in made ? String(made.api_key) : ""
-        const workspace = typeof made === "object" && made !== null && "workspace" in made ? made.workspace : undefined
-        const slug = typeof workspace === "object" && workspace !== null && "slug" in workspace ? String(workspace.slug) : ""
-        const copies = typeof made === "object" && made !== null && "sources" in made && Array.isArray(made.sources) ? made.sources : []
-        const copy: unknown = copies[0]
-        const copyId = typeof copy === "object" && copy !== null && "source" in copy && typeof copy.source === "object" && copy.source !== null &&
-            "id" in copy.source
-          ? String(copy.source.id)
-          : ""
+        const made = Schema.decodeUnknownSync(Schema.Struct({
+          api_key: Schema.String,
+          workspace: Schema.Struct({ slug: Schema.String }),
+          sources: Schema.Array(Schema.Struct({ source: Schema.Struct({ id: Schema.String }) }))
+        }))(parseJson(sandbox.stdout))
+        const key = made.api_key
+        const slug = made.workspace.slug
+        const copyId = made.sources[0]?.source.id ?? ""
         assert.match(copyId, /^src_/)
         const inTest = ["--base-url", baseUrl, "--api-key", key, "--workspace", slug]
         const sent = yield* service([...inTest, "arrivals", "send-test", copyId, "--type", "contact.created", "--json"])
@@ -278,6 +276,49 @@ for (const database of TestDatabase.targets()) {
           assert.strictEqual(help.code, EXIT.ok, help.stderr)
           assert.include(help.stdout, "[--scian-codes <text>...]")
           assert.notMatch(help.stdout, ESC)
+        }), { timeout: 0 })
+
+      it.scoped("the binary: arrivals list --follow prints each new Arrival and each change of its status, until stopped", () =>
+        Effect.gen(function*() {
+          const { baseUrl } = yield* Target
+          const sandbox = yield* service([...connection(baseUrl), "sandboxes", "create", "--json"])
+          assert.strictEqual(sandbox.code, EXIT.ok, sandbox.stderr)
+          const made = Schema.decodeUnknownSync(Schema.Struct({ api_key: Schema.String, workspace: Schema.Struct({ slug: Schema.String }) }))(
+            parseJson(sandbox.stdout)
+          )
+          const inTest = ["--base-url", baseUrl, "--api-key", made.api_key, "--workspace", made.workspace.slug]
+          const source = yield* service([...inTest, "door", "sources", "create", "--name", "Followed", "--json"])
+          const sourceId = Schema.decodeUnknownSync(Schema.Struct({ source: Schema.Struct({ id: Schema.String }) }))(parseJson(source.stdout)).source.id
+          // The follower runs as its own process, as a user leaves it running in a terminal.
+          let stdout = ""
+          const child = yield* Effect.acquireRelease(
+            Effect.sync(() => {
+              const started = spawnChild(process.execPath, [binPath, ...inTest, "arrivals", "list", "--follow", "--json"], {
+                cwd: packageDir,
+                env: { PATH: process.env["PATH"] ?? "" }
+              })
+              started.stdout.on("data", (chunk: Buffer) => {
+                stdout += chunk.toString("utf8")
+              })
+              return started
+            }),
+            (started) => Effect.sync(() => void started.kill("SIGINT"))
+          )
+          const sent = yield* service([...inTest, "arrivals", "send-test", sourceId, "--type", "contact.created", "--json"])
+          assert.strictEqual(sent.code, EXIT.ok, sent.stderr)
+          const arrival = Schema.decodeUnknownSync(Schema.Struct({ arrival: Schema.String }))(parseJson(sent.stdout)).arrival
+          const Line = Schema.Struct({ id: Schema.String, status: Schema.String })
+          const seen = () =>
+            stdout.split("\n").filter((line) => line.trim().length > 0).map((line) => Schema.decodeUnknownSync(Line)(parseJson(line)))
+          // Polled until the worker applied it: a busy machine is slow, not wrong.
+          const lines = yield* Effect.sync(seen).pipe(
+            Effect.flatMap((lines) => (lines.some((l) => l.status === "accepted") ? Effect.succeed(lines) : Effect.fail("waiting"))),
+            Effect.retry(Schedule.spaced("250 millis"))
+          )
+          const mine = lines.filter((l) => l.id === arrival)
+          assert.strictEqual(mine.at(-1)?.status, "accepted")
+          assert.strictEqual(new Set(mine.map((l) => l.status)).size, mine.length, "each status printed once")
+          assert.isNull(child.exitCode, "still following")
         }), { timeout: 0 })
 
       it.effect("the binary: a refusal exits 3 with the block on stderr and nothing on stdout", () =>

@@ -32,6 +32,7 @@ import * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as HashMap from "effect/HashMap"
@@ -124,7 +125,7 @@ interface Parsed {
 const descriptorOf = (node: CommandTree.Leaf | CommandTree.Branch): Descriptor.Command<Parsed> => {
   const word = CommandTree.wordOf(node)
   if (node._tag === "Leaf") {
-    return Descriptor.make(word, InputFlags.options(node.input), InputFlags.args(node.input)).pipe(
+    return Descriptor.make(word, InputFlags.options(node.input, node.operation.cli.follow !== undefined), InputFlags.args(node.input)).pipe(
       Descriptor.withDescription(node.operation.description),
       Descriptor.map((parsed): Parsed => ({
         name: parsed.name,
@@ -187,6 +188,44 @@ const externalOf = <R, E, A, Name extends string>(command: Command.Command<Name,
   }
 }
 
+/** How often `--follow` reads again. */
+const followEvery = "2 seconds"
+
+/**
+ * `--follow`: reads the first page again and again, printing each item not printed before (by its key fields,
+ * so a change of one prints it again), oldest first: one JSON object per line with `--json`, one summary line
+ * otherwise. Runs until interrupted; a failed read ends it like any call.
+ */
+const followItems = <E, R>(
+  read: Effect.Effect<unknown, E, R>,
+  follow: { readonly items: string; readonly keys: ReadonlyArray<string> },
+  asJson: boolean
+): Effect.Effect<never, E, R> =>
+  Effect.gen(function*() {
+    const printed = new Set<string>()
+    const itemsOf = (output: unknown): ReadonlyArray<unknown> => {
+      const items = Predicate.isRecord(output) ? output[follow.items] : undefined
+      return Array.isArray(items) ? items : []
+    }
+    const keyOf = (item: unknown): string | undefined =>
+      Predicate.isRecord(item) ? JSON.stringify(follow.keys.map((field) => item[field] ?? null)) : undefined
+    return yield* Effect.forever(
+      Effect.gen(function*() {
+        const fresh = itemsOf(yield* read).filter((item) => {
+          const key = keyOf(item)
+          return key !== undefined && !printed.has(key)
+        })
+        // The first page is newest first: print the oldest of the new ones first.
+        for (const item of [...fresh].reverse()) {
+          const key = keyOf(item)
+          if (key !== undefined) printed.add(key)
+          yield* Console.log(asJson ? JSON.stringify(item) : Format.itemLine(item))
+        }
+        yield* Effect.sleep(followEvery)
+      })
+    )
+  })
+
 /** Prints a failure the way the command was asked to (`--json` or text) and marks it as printed. */
 const report = (asJson: boolean) => (failure: Failure.Failure) =>
   Console.error(asJson ? Format.failureJson(failure) : Format.failure(failure)).pipe(
@@ -214,11 +253,10 @@ const build = <R, E, A, Name extends string>(prefix: string, options: Options<R,
         const settings = yield* root
         if (Option.isNone(settings.apiKey)) return yield* Effect.fail(Failure.missingApiKey)
         const checked = yield* Remote.check(leaf, input)
-        const output = yield* Remote.call(
-          { baseUrl: settings.baseUrl, apiKey: settings.apiKey.value, pathParams: { workspace: settings.workspace } },
-          leaf,
-          checked
-        )
+        const connection = { baseUrl: settings.baseUrl, apiKey: settings.apiKey.value, pathParams: { workspace: settings.workspace } }
+        const follow = leaf.operation.cli.follow
+        if (values.follow && follow !== undefined) return yield* followItems(Remote.call(connection, leaf, checked), follow, values.json)
+        const output = yield* Remote.call(connection, leaf, checked)
         yield* Console.log(
           values.json
             ? Format.json(output)

@@ -76,8 +76,12 @@ const isScalar = (value: unknown): boolean => scalarText(value) !== undefined
 
 const shownItems = 20
 
-/** One array item on one line: its scalar fields as `key: value`, nested values elided. */
-const itemLine = (item: unknown): string => {
+/**
+ * One array item on one line: its scalar fields as `key: value`, nested values elided.
+ *
+ * @since 0.1.0 @category formatting
+ */
+export const itemLine = (item: unknown): string => {
   const scalar = scalarText(item)
   if (scalar !== undefined) return scalar
   if (Array.isArray(item)) return `[${item.length} items]`

@@ -81,7 +81,7 @@ export interface Spec {
  *
  * @since 0.1.0 @category constants
  */
-export const reserved: ReadonlyArray<string> = ["json", "input-json", "help", "h", "version", "wizard", "completions", "log-level"]
+export const reserved: ReadonlyArray<string> = ["json", "input-json", "follow", "help", "h", "version", "wizard", "completions", "log-level"]
 
 // -----------------------------------------------------------------------------
 // Reading the schema
@@ -260,6 +260,8 @@ export interface Values {
   readonly positional: Option.Option<unknown>
   readonly inputJson: Option.Option<string>
   readonly json: boolean
+  /** `--follow`, on commands whose operation declares it. */
+  readonly follow: boolean
 }
 
 /**
@@ -349,12 +351,26 @@ export const inputJsonOption = Options.text("input-json").pipe(
 )
 
 /**
- * The options of an operation command.
+ * The `--follow` flag of commands whose operation declares `cli.follow`.
  *
  * @since 0.1.0 @category options
  */
-export const options = (spec: Spec): Options.Options<Omit<Values, "positional">> =>
-  Options.all({ flags: Options.all(spec.flags.map(flagOption)), inputJson: inputJsonOption, json: jsonOption })
+export const followOption = Options.boolean("follow").pipe(
+  Options.withDescription("Keep reading: print each new item as it appears, oldest first, until interrupted (Ctrl-C).")
+)
+
+/**
+ * The options of an operation command; `follow` adds `--follow`.
+ *
+ * @since 0.1.0 @category options
+ */
+export const options = (spec: Spec, follow = false): Options.Options<Omit<Values, "positional">> =>
+  Options.all({
+    flags: Options.all(spec.flags.map(flagOption)),
+    inputJson: inputJsonOption,
+    json: jsonOption,
+    follow: follow ? followOption : Options.none.pipe(Options.map(() => false))
+  })
 
 /**
  * The positional argument of an operation command (none gives `Option.none()`).

@@ -70,7 +70,8 @@ describe("InputFlags", () => {
       flags,
       positional: Option.none(),
       inputJson: Option.fromNullable(inputJson),
-      json: false
+      json: false,
+      follow: false
     })
 
     it("--input-json first, flags over it, nested flags merged into its object", () => {

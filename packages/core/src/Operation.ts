@@ -112,6 +112,13 @@ export interface CliBinding {
   /** The input field read from the positional argument. */
   readonly positional?: string | undefined
   readonly nested?: Readonly<Record<string, Readonly<Record<string, string>>>> | undefined
+  /**
+   * The command also takes `--follow`: it reads the first page again and again and prints each item of the
+   * output's `items` array it has not printed before, oldest first, until interrupted. An item is printed again
+   * when any of its `keys` fields changed (`["id", "status"]`: each new item, then each change of its status).
+   * For reads whose first page is the newest (an activity feed).
+   */
+  readonly follow?: { readonly items: string; readonly keys: ReadonlyArray<string> } | undefined
 }
 
 /**

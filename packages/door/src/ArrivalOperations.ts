@@ -78,7 +78,7 @@ export const arrivalRead = Operation.make({
   metered: false,
   paginates: true,
   http: { method: "GET", path: "/arrivals", input: { kind: "query" } },
-  cli: { words: ["list"] },
+  cli: { words: ["list"], follow: { items: "arrivals", keys: ["id", "status"] } },
   input: ReadInput,
   modelInput: ReadModelInput,
   output: ArrivalPage,
