@@ -339,7 +339,12 @@ for (const target of TestDatabase.targets()) {
         const shown = yield* call(ArrivalView, 200, "GET", api(`/door/arrivals/${ids[0] ?? ""}`), OWNER_KEY)
         assert.deepStrictEqual(shown.trail.map((step) => step.event), ["arrival.received", "contact.created", "arrival.settled"])
         assert.deepStrictEqual(shown.trail.map((step) => step.status), ["received", null, "accepted"])
-        assert.isNotNull(shown.contact_id)
+        // The contact it names is in the CRM, with its company matched by the business domain.
+        const Contact = Schema.Struct({ email: Schema.String, company: Schema.NullOr(Schema.Struct({ domain: Schema.NullOr(Schema.String) })) })
+        const contact = yield* call(Contact, 200, "GET", api(`/crm/contacts/${shown.contact_id ?? ""}`), OWNER_KEY)
+        assert.deepStrictEqual([contact.email, contact.company?.domain], ["page.1@acme.mx", "acme.mx"])
+        const noContact = yield* call(Schema.Struct({ crm: Schema.Struct({ code: Schema.String }) }), 404, "GET", api("/crm/contacts/contact_000000000000000000000000"), OWNER_KEY)
+        assert.strictEqual(noContact.crm.code, "contact_not_found")
 
         const badCursor = yield* call(Refusal, 400, "GET", api(`${bySource}&cursor=not-a-cursor`), OWNER_KEY)
         assert.strictEqual(badCursor.door.code, "invalid_field_value")

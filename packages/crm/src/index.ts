@@ -3,4 +3,5 @@
  */
 export * as Crm from "./Crm.js"
 export * as CrmMigrations from "./CrmMigrations.js"
+export * as CrmOperations from "./CrmOperations.js"
 export * as FreeMail from "./FreeMail.js"

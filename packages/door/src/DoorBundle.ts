@@ -1,6 +1,7 @@
 /**
  * The door bundle: the CRM, the event ledger, Sources, Arrivals and intake over SQL, with their migrations,
- * and the door's operation groups (Sources and templates, Arrivals, test workspaces). The door route itself
+ * and the door's operation groups (Sources and templates, Arrivals, test workspaces) with the CRM's read of a
+ * contact. The door route itself
  * is served by the runtime, which hands the raw request to `Intake.receive`.
  *
  * @since 0.1.0
@@ -8,6 +9,7 @@
 import * as Bundle from "@service/core/Bundle"
 import type * as Operation from "@service/core/Operation"
 import * as Crm from "@service/crm/Crm"
+import * as CrmOperations from "@service/crm/CrmOperations"
 import * as CrmMigrations from "@service/crm/CrmMigrations"
 import * as EventLedger from "@service/events/EventLedger"
 import * as EventsMigrations from "@service/events/EventsMigrations"
@@ -21,9 +23,18 @@ import * as SourceOperations from "./SourceOperations.js"
 import * as Sources from "./Sources.js"
 
 /** What running the door's operations needs. @since 0.1.0 @category models */
-export type Requirements = SourceOperations.Requirements | ArrivalOperations.Requirements | SandboxOperations.Requirements
+export type Requirements =
+  | SourceOperations.Requirements
+  | ArrivalOperations.Requirements
+  | SandboxOperations.Requirements
+  | CrmOperations.Requirements
 
-const groups: ReadonlyArray<Operation.Group<Requirements>> = [SourceOperations.group, ArrivalOperations.group, SandboxOperations.group]
+const groups: ReadonlyArray<Operation.Group<Requirements>> = [
+  SourceOperations.group,
+  ArrivalOperations.group,
+  SandboxOperations.group,
+  CrmOperations.group
+]
 
 /** @since 0.1.0 @category bundles */
 export const bundle = Bundle.make({
