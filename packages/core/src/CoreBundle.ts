@@ -1,5 +1,6 @@
 /**
- * The core bundle: accounts and authentication, metering and rate limits over SQL, the `core` schema's
+ * The core bundle: accounts and authentication, metering and rate limits over SQL, the outbound ports (email
+ * and providers, with no adapter until a host gives one, and suppressed in test workspaces), the `core` schema's
  * migrations, and the account group (credits and usage).
  *
  * @since 0.1.0
@@ -12,6 +13,7 @@ import * as CoreMigrations from "./CoreMigrations.js"
 import type * as Operation from "./Operation.js"
 import type { Caller } from "./RequestContext.js"
 import * as Meter from "./Meter.js"
+import * as Outbound from "./Outbound.js"
 import * as RateLimiter from "./RateLimiter.js"
 
 // The account group (credits and usage) is core's only operation group.
@@ -20,7 +22,7 @@ const groups: ReadonlyArray<Operation.Group<Meter.Meter | Caller>> = [AccountOpe
 /** @since 0.1.0 @category bundles */
 export const bundle = Bundle.make({
   name: "core",
-  layer: Layer.mergeAll(Accounts.layerSql, Meter.layerSql, RateLimiter.layerSql),
+  layer: Layer.mergeAll(Accounts.layerSql, Meter.layerSql, RateLimiter.layerSql, Outbound.layerNotConfigured),
   migrations: [CoreMigrations.migrations],
   groups
 })
