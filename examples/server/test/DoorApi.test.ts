@@ -14,6 +14,7 @@ import { Crypto } from "@service/core/Crypto"
 import { WorkspaceId } from "@service/core/Ids"
 import { Crm } from "@service/crm/Crm"
 import * as StandardWebhooks from "@service/door/StandardWebhooks"
+import { EventLedger } from "@service/events/EventLedger"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -203,7 +204,7 @@ for (const target of TestDatabase.targets()) {
         assert.strictEqual(cloudWithTemplate.door.code, "invalid_field_value")
       }), 0)
 
-    it.effect("a Source opens an opportunity in its Pipeline stage for each new contact; a stage of another Pipeline is refused", () =>
+    it.effect("a Source opens an opportunity in its Pipeline stage for each new contact; moves and erasure are recorded in the ledger; a stage of another Pipeline is refused", () =>
       Effect.gen(function*() {
         const { workspaceId } = yield* Running
         const crm = yield* Crm
@@ -220,6 +221,28 @@ for (const target of TestDatabase.targets()) {
         const arrival = yield* settled(arrivalOf(sent.text))
         assert.strictEqual(arrival.status, "accepted")
         assert.isNotNull(arrival.opportunity_id)
+
+        // Moving it along the Pipeline records opportunity.moved, and opportunity.closed on a won stage.
+        const Moved = Schema.Struct({ previous_stage_id: Schema.String, outcome: Schema.String, opportunity: Schema.Struct({ stage_id: Schema.String }) })
+        const won = sales.stages[1]?.id ?? ""
+        const moved = yield* call(Moved, 200, "POST", api(`/crm/opportunities/${arrival.opportunity_id ?? ""}/move`), OWNER_KEY, { stage_id: won })
+        assert.deepStrictEqual([moved.previous_stage_id, moved.opportunity.stage_id, moved.outcome], [stage, won, "won"])
+        const ledger = yield* (yield* EventLedger).read({ workspaceId, subject: `opportunity/${arrival.opportunity_id ?? ""}`, limit: 10 })
+        assert.deepStrictEqual(ledger.map((e) => e.name), ["opportunity.created", "opportunity.moved", "opportunity.closed"])
+        const otherStage = yield* call(Schema.Struct({ crm: Schema.Struct({ code: Schema.String }) }), 404, "POST", api(`/crm/opportunities/${arrival.opportunity_id ?? ""}/move`), OWNER_KEY, {
+          stage_id: other.stages[0]?.id ?? ""
+        })
+        assert.strictEqual(otherStage.crm.code, "stage_not_found")
+
+        // Erasure: the person's data goes, later Arrivals for them end rejected, the ledger says so without the email.
+        yield* call(Forbidden, 403, "POST", api(`/crm/contacts/${arrival.contact_id ?? ""}/erase`), MEMBER_KEY, {})
+        const erased = yield* call(Schema.Struct({ email: Schema.Null, name: Schema.Null }), 200, "POST", api(`/crm/contacts/${arrival.contact_id ?? ""}/erase`), OWNER_KEY, {})
+        assert.deepStrictEqual(erased, { email: null, name: null })
+        const again = yield* sendEvent(created.source.door_path, created.secret, "pipe-2", { name: "Pipe One", email: "pipe.one@acme.mx" })
+        assert.strictEqual((yield* settled(arrivalOf(again.text))).status, "rejected")
+        const erasure = yield* (yield* EventLedger).read({ workspaceId, subject: `contact/${arrival.contact_id ?? ""}`, names: ["contact.erased"], limit: 10 })
+        assert.strictEqual(erasure.length, 1)
+        assert.notInclude(JSON.stringify(erasure), "pipe.one@acme.mx")
 
         const wrong = yield* call(Refusal, 404, "PATCH", api(`/door/sources/${created.source.id}`), OWNER_KEY, {
           pipeline_id: sales.id,

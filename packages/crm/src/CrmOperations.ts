@@ -1,21 +1,27 @@
 /**
- * The CRM's read on HTTP and the CLI: one contact with its company (`GET /workspaces/<slug>/crm/contacts/<id>`,
- * `service crm contacts show <id>`), so what the door applied can be looked at. The contact is the workspace's
- * own record, email and phone included; it is not served on MCP, where agents read Arrivals, which never carry
- * them.
+ * The CRM on HTTP and the CLI: one contact with its company (`GET /workspaces/<slug>/crm/contacts/<id>`), a
+ * person's erasure (`POST .../contacts/<id>/erase`) and moving an opportunity to another stage (`POST
+ * .../opportunities/<id>/move`). Every change is recorded in the event ledger in the same transaction
+ * (`contact.erased`, `opportunity.moved`, and `opportunity.closed` on a won or lost stage), without email or phone.
+ * The contact is the workspace's own record, email and phone included; it is not served on MCP, where agents
+ * read Arrivals, which never carry them.
  *
  * @since 0.1.0
  */
+import * as SqlClient from "@effect/sql/SqlClient"
+import { requireOwnerOrAdminPerson } from "@service/core/Authorization"
 import * as Operation from "@service/core/Operation"
+import { EventLedger } from "@service/events/EventLedger"
 import * as Refusal from "@service/core/Refusal"
 import { Caller } from "@service/core/RequestContext"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { Company, Contact, Crm } from "./Crm.js"
+import { Company, Contact, Crm, Opportunity } from "./Crm.js"
 
 /** @since 0.1.0 @category models */
-export const CrmCode = Schema.Literal("invalid_field_value", "contact_not_found", "crm_unavailable")
+export const CrmCode = Schema.Literal("invalid_field_value", "contact_not_found", "opportunity_not_found", "stage_not_found", "crm_unavailable")
 /** @since 0.1.0 @category models */
 export type CrmCode = typeof CrmCode.Type
 
@@ -32,6 +38,8 @@ export class CrmRefusal extends Schema.TaggedError<CrmRefusal>("@service/crm/Crm
 const rules = {
   invalid_field_value: { status: 400, retryable: false, action: "fix_arguments", description: "a field is missing, unknown or malformed" },
   contact_not_found: { status: 404, retryable: false, action: "list_arrivals", description: "no contact with that id in this workspace" },
+  opportunity_not_found: { status: 404, retryable: false, action: "list_arrivals", description: "no opportunity with that id in this workspace" },
+  stage_not_found: { status: 404, retryable: false, action: "fix_arguments", description: "the stage is not one of the opportunity's Pipeline" },
   crm_unavailable: { status: 503, retryable: true, action: "retry_later", description: "the CRM's store cannot be reached right now" }
 } as const satisfies { readonly [K in CrmCode]: Refusal.RefusalRule }
 
@@ -133,17 +141,156 @@ export const contactRead = Operation.make({
     })
 })
 
+const notFound = (code: "contact_not_found" | "opportunity_not_found" | "stage_not_found", id: string, field: string) =>
+  new CrmRefusal({
+    code,
+    why: `No ${code.replace("_not_found", "")} ${id} in this workspace${code === "stage_not_found" ? "'s Pipeline of that opportunity" : ""}.`,
+    suggestedCorrection: code === "stage_not_found"
+      ? "Use a stage of the opportunity's own Pipeline."
+      : "Use an id an Arrival or an earlier answer named.",
+    field
+  })
+
+const nowIso = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
+
+/** Runs a change and its ledger entries in one transaction. */
+const transactional = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(effect)).pipe(Effect.catchTag("SqlError", Effect.die))
+
+/** @since 0.1.0 @category operations */
+export const contactErase = Operation.make({
+  name: "contact_erase",
+  title: "Erase a person",
+  description:
+    "Erases a contact at the person's request: name, email, phone, role and website are removed; only keyed fingerprints of the email and phone are kept, so later Arrivals for that person end rejected. Cannot be undone. Owner or admin.",
+  refusals: codec,
+  refuses: ["contact_not_found"],
+  scopes: ["commercial:read"],
+  authorize: requireOwnerOrAdminPerson,
+  annotations: Operation.destructive,
+  metered: false,
+  paginates: false,
+  surfaces: { mcp: false },
+  http: { method: "POST", path: "/contacts/:contact_id/erase", input: { kind: "body", params: { contact_id: "contact_id" } } },
+  cli: { words: ["contacts", "erase"], positional: "contact_id" },
+  input: ContactRef,
+  modelInput: ContactRef,
+  output: ContactView,
+  capability: {
+    question: "A person asked to be forgotten: how do I erase them?",
+    requires: "contact_id.",
+    example: { contact_id: "<contact_id>" }
+  },
+  run: (input) =>
+    transactional(Effect.gen(function*() {
+      const caller = yield* Caller
+      const crm = yield* Crm
+      const ledger = yield* EventLedger
+      yield* crm.erase(caller.workspace.id, input.contact_id).pipe(
+        Effect.catchTag("CrmNotFound", () => notFound("contact_not_found", input.contact_id, "contact_id"))
+      )
+      const erased = yield* crm.getContact(caller.workspace.id, input.contact_id)
+      if (Option.isNone(erased)) return yield* Effect.dieMessage("an erased contact vanished")
+      yield* ledger.record({
+        workspaceId: caller.workspace.id,
+        name: "contact.erased",
+        subject: `contact/${input.contact_id}`,
+        payload: {
+          workspace_id: caller.workspace.id,
+          occurred_at: yield* nowIso,
+          contact_id: input.contact_id,
+          name: null,
+          company_id: erased.value.company_id,
+          arrival_id: null,
+          changed_fields: ["name", "email", "phone", "role", "website"]
+        }
+      })
+      const company = erased.value.company_id === null ? Option.none() : yield* crm.getCompany(caller.workspace.id, erased.value.company_id)
+      return { ...erased.value, company: Option.getOrNull(company) }
+    }))
+})
+
+const MoveInput = Schema.Struct({
+  opportunity_id: Schema.String.pipe(Schema.pattern(/^opportunity_[0-9a-f]{24}$/)).annotations({
+    description: "An opportunity id, as an Arrival names it."
+  }),
+  stage_id: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64)).annotations({
+    description: "A stage of the opportunity's own Pipeline."
+  })
+}).annotations({ parseOptions: { onExcessProperty: "error" }, identifier: "MoveOpportunityInput" })
+
+const Moved = Schema.Struct({
+  opportunity: Opportunity,
+  previous_stage_id: Schema.String,
+  outcome: Schema.Literal("open", "won", "lost").annotations({ description: "The new stage's outcome: won or lost closes it." })
+}).annotations({ identifier: "MovedOpportunity" })
+
+/** @since 0.1.0 @category operations */
+export const opportunityMove = Operation.make({
+  name: "opportunity_move",
+  title: "Move an opportunity",
+  description:
+    "Moves an opportunity to another stage of its Pipeline. The ledger records opportunity.moved (subscribable per opportunity) and, on a won or lost stage, opportunity.closed.",
+  refusals: codec,
+  refuses: ["opportunity_not_found", "stage_not_found"],
+  scopes: ["commercial:read"],
+  annotations: Operation.idempotentWrite,
+  metered: false,
+  paginates: false,
+  surfaces: { mcp: false },
+  http: { method: "POST", path: "/opportunities/:opportunity_id/move", input: { kind: "body", params: { opportunity_id: "opportunity_id" } } },
+  cli: { words: ["opportunities", "move"], positional: "opportunity_id" },
+  input: MoveInput,
+  modelInput: MoveInput,
+  output: Moved,
+  capability: {
+    question: "How do I move a deal along its Pipeline?",
+    requires: "opportunity_id and stage_id.",
+    example: { opportunity_id: "<opportunity_id>", stage_id: "<stage_id>" }
+  },
+  run: (input) =>
+    transactional(Effect.gen(function*() {
+      const caller = yield* Caller
+      const crm = yield* Crm
+      const ledger = yield* EventLedger
+      const moved = yield* crm.moveOpportunity(caller.workspace.id, input.opportunity_id, input.stage_id).pipe(
+        Effect.catchTag("CrmNotFound", (missing) =>
+          missing.kind === "stage"
+            ? notFound("stage_not_found", input.stage_id, "stage_id")
+            : notFound("opportunity_not_found", input.opportunity_id, "opportunity_id"))
+      )
+      const { opportunity } = moved
+      const payload = {
+        workspace_id: caller.workspace.id,
+        occurred_at: yield* nowIso,
+        opportunity_id: opportunity.id,
+        contact_id: opportunity.contact_id,
+        pipeline_id: opportunity.pipeline_id,
+        stage_id: opportunity.stage_id,
+        previous_stage_id: moved.previousStageId
+      }
+      // Moving to the stage it is in changes nothing and records nothing.
+      if (moved.previousStageId !== opportunity.stage_id) {
+        yield* ledger.record({ workspaceId: caller.workspace.id, name: "opportunity.moved", subject: `opportunity/${opportunity.id}`, payload })
+        if (moved.outcome !== "open") {
+          yield* ledger.record({ workspaceId: caller.workspace.id, name: "opportunity.closed", subject: `opportunity/${opportunity.id}`, payload })
+        }
+      }
+      return { opportunity, previous_stage_id: moved.previousStageId, outcome: moved.outcome }
+    }))
+})
+
 /** What running the CRM operations needs. @since 0.1.0 @category models */
-export type Requirements = Crm | Caller
+export type Requirements = Crm | EventLedger | SqlClient.SqlClient | Caller
 
 /** @since 0.1.0 @category groups */
 export const group: Operation.Group<Requirements> = Operation.group<Requirements>({
   name: "crm",
   title: "CRM",
-  description: "The workspace's CRM as the door fills it.",
+  description: "The workspace's CRM as the door fills it: contacts, erasure, opportunities.",
   refusals: codec,
-  operations: [contactRead],
+  operations: [contactRead, contactErase, opportunityMove],
   http: { prefix: "/workspaces/:workspace/crm", workspaceScoped: true },
   mcp: { namespace: "crm" },
-  cli: { word: "crm", description: "The workspace's CRM: contacts." }
+  cli: { word: "crm", description: "The workspace's CRM: contacts, erasure, opportunities." }
 })
