@@ -312,6 +312,12 @@ export interface Group<R> {
      * as `documentation_url`.
      */
     readonly discovery?: string | undefined
+    /**
+     * Deprecated path segments still served: every route whose path has the `canonical` segment is also
+     * served with `segment` in its place, answering with `Deprecation` (since `since`) and a `Link` to the
+     * canonical path, and marked deprecated in OpenAPI.
+     */
+    readonly aliases?: ReadonlyArray<{ readonly segment: string; readonly canonical: string; readonly since: string }> | undefined
   }
   /** Tool names are `<prefix>_<namespace>_<operation>` (the namespace is not repeated). */
   readonly mcp: { readonly namespace: string }

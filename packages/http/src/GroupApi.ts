@@ -112,7 +112,12 @@ const noUrlParams: Schema.Schema.AnyNoContext = Schema.Struct({})
  *
  * @since 0.1.0 @category constructors
  */
-export const endpoint = <R>(group: Operation.Group<R>, op: Operation.AnyOperation<R>): DerivedEndpoint => {
+export const endpoint = <R>(
+  group: Operation.Group<R>,
+  op: Operation.AnyOperation<R>,
+  /** A deprecated alias of the route: its endpoint name and path relative to the group's prefix. */
+  alias?: { readonly name: string; readonly path: `/${string}` }
+): DerivedEndpoint => {
   const codec = group.refusals
   const input = op.http.input
   const body = input.kind === "body"
@@ -125,7 +130,7 @@ export const endpoint = <R>(group: Operation.Group<R>, op: Operation.AnyOperatio
   const bodyPayload = bound.length === 0 ? op.input : InputShape.parametersView(op.input, bound) ?? Schema.Struct({})
   const payload = body ? bodyPayload : queryAsPayload ? query ?? noPayload : noPayload
   const urlParams = !body && !queryAsPayload ? query ?? noUrlParams : noUrlParams
-  let e: DerivedEndpoint = HttpApiEndpoint.make(op.http.method)(op.name, op.http.path)
+  let e: DerivedEndpoint = HttpApiEndpoint.make(op.http.method)(alias?.name ?? op.name, alias?.path ?? op.http.path)
     // URL parameters first: `setUrlParams` reads the context of the path schema set so far.
     .setUrlParams(urlParams)
     .setPath(pathSchema(group, op))
@@ -161,7 +166,16 @@ export const endpoint = <R>(group: Operation.Group<R>, op: Operation.AnyOperatio
  */
 export const group = <R>(group: Operation.Group<R>): DerivedGroup => {
   let g: HttpApiGroup.HttpApiGroup<string, DerivedEndpoint, never> = HttpApiGroup.make(group.name)
-  for (const op of Operation.servedOn(group, "http")) g = g.add(endpoint(group, op))
+  for (const op of Operation.servedOn(group, "http")) {
+    g = g.add(endpoint(group, op))
+    for (const { alias, relative } of Routes.aliasesOf(group, op)) {
+      g = g.add(
+        endpoint(group, op, { name: `${op.name}__${alias.segment}`, path: relative })
+          .annotate(OpenApi.Deprecated, true)
+          .annotate(OpenApi.Summary, `${op.title} (deprecated path: use /${alias.canonical})`)
+      )
+    }
+  }
   return g
     .middleware(Authentication)
     .prefix(`/api/v1${group.http.prefix}`)

@@ -83,6 +83,23 @@ const unexpectedField = <R>(operation: Operation.AnyOperation<R>, input: unknown
   }
 }
 
+/**
+ * A deprecated alias answers as the canonical route does, plus `Deprecation` (RFC 9745: since when) and a
+ * `Link` to the canonical path (`successor-version`).
+ */
+const deprecated = (
+  response: HttpServerResponse.HttpServerResponse,
+  request: HttpServerRequest.HttpServerRequest,
+  alias: { readonly segment: string; readonly canonical: string; readonly since: string }
+): HttpServerResponse.HttpServerResponse => {
+  const url = new URL(request.url, "http://host")
+  const since = Math.floor(Date.parse(alias.since) / 1000)
+  return HttpServerResponse.setHeaders(response, {
+    deprecation: `@${since}`,
+    link: `<${Routes.canonicalPath(url.pathname, alias)}${url.search}>; rel="successor-version"`
+  })
+}
+
 const handler = <R>(route: Routes.Route<R>, services: Context.Context<Requirements<R>>) =>
 ({ path, request }: { readonly path: Readonly<Record<string, string>>; readonly request: HttpServerRequest.HttpServerRequest }) =>
   Effect.gen(function*() {
@@ -185,7 +202,7 @@ const handler = <R>(route: Routes.Route<R>, services: Context.Context<Requiremen
           request_id: requestId
         })
     }
-  })
+  }).pipe(Effect.map((response) => (route.alias === undefined ? response : deprecated(response, request, route.alias))))
 
 /**
  * Implements every group of `groups` that `api` serves; `None` when it serves none.
@@ -204,8 +221,8 @@ export const layer = <R>(
       HttpApiBuilder.group(api, group.name, (handlers) =>
         Effect.map(Effect.context<Requirements<R>>(), (services) => {
           let handled = handlers
-          for (const route of rest) handled = handled.handleRaw(route.operation.name, handler(route, services))
-          return handled.handleRaw(first.operation.name, handler(first, services))
+          for (const route of rest) handled = handled.handleRaw(route.endpoint, handler(route, services))
+          return handled.handleRaw(first.endpoint, handler(first, services))
         }))
     ]
   })

@@ -18,6 +18,10 @@ export const defaultMaxBodyBytes = 256 * 1024
 export interface Route<R> {
   readonly group: Operation.Group<R>
   readonly operation: Operation.AnyOperation<R>
+  /** The endpoint's name in the HttpApi: the operation's, or `<operation>__<segment>` for a deprecated alias. */
+  readonly endpoint: string
+  /** For a deprecated alias: the segment served, the canonical one, and since when it is deprecated. */
+  readonly alias: { readonly segment: string; readonly canonical: string; readonly since: string } | undefined
   readonly method: Operation.HttpMethod
   /** The full path pattern under `/api/v1`, with `:param` segments. */
   readonly path: string
@@ -75,6 +79,37 @@ export const fill = (path: string, values: Readonly<Record<string, string>>): st
     return value === undefined ? segment : encodeURIComponent(value)
   }).join("/")
 
+/**
+ * A path with its `canonical` segment replaced by the deprecated `segment` (unchanged when it has none).
+ *
+ * @since 0.1.0 @category paths
+ */
+export const aliasPath = (path: `/${string}`, alias: { readonly segment: string; readonly canonical: string }): `/${string}` =>
+  `/${path.slice(1).split("/").map((part) => (part === alias.canonical ? alias.segment : part)).join("/")}`
+
+/**
+ * The deprecated aliases of an operation's route: each alias whose canonical segment is in the operation's path
+ * (relative to the group's prefix), with that path rewritten.
+ *
+ * @since 0.1.0 @category paths
+ */
+export const aliasesOf = <R>(
+  group: Operation.Group<R>,
+  operation: Operation.AnyOperation<R>
+): ReadonlyArray<{ readonly alias: { readonly segment: string; readonly canonical: string; readonly since: string }; readonly relative: `/${string}` }> =>
+  (group.http.aliases ?? []).flatMap((alias) => {
+    const relative = aliasPath(operation.http.path, alias)
+    return relative === operation.http.path ? [] : [{ alias, relative }]
+  })
+
+/**
+ * The canonical path of a request made on a deprecated alias.
+ *
+ * @since 0.1.0 @category paths
+ */
+export const canonicalPath = (pathname: string, alias: { readonly segment: string; readonly canonical: string }): string =>
+  pathname.split("/").map((part) => (part === alias.segment ? alias.canonical : part)).join("/")
+
 const decodeSegment = (segment: string): string => {
   try {
     return decodeURIComponent(segment)
@@ -105,19 +140,30 @@ export const make = <R>(groups: ReadonlyArray<Operation.Group<R>>): Table<R> => 
       }
     })
     for (const operation of Operation.servedOn(group, "http")) {
-      const path = Operation.httpPath(group, operation)
-      const pattern = new RegExp(`^${patternSource(path)}/?$`)
-      routes.push({
-        group,
-        operation,
-        method: operation.http.method,
-        path,
-        params: paramsOf(path),
-        maxBodyBytes: operation.http.input.kind === "body"
-          ? operation.http.input.maxBodyBytes ?? defaultMaxBodyBytes
-          : undefined,
-        matches: (pathname) => pattern.test(pathname)
-      })
+      const variants = [
+        { path: Operation.httpPath(group, operation), endpoint: operation.name, alias: undefined },
+        ...aliasesOf(group, operation).map(({ alias, relative }) => ({
+          path: `/api/v1${group.http.prefix}${relative}`,
+          endpoint: `${operation.name}__${alias.segment}`,
+          alias
+        }))
+      ]
+      for (const { alias, endpoint, path } of variants) {
+        const pattern = new RegExp(`^${patternSource(path)}/?$`)
+        routes.push({
+          group,
+          operation,
+          endpoint,
+          alias,
+          method: operation.http.method,
+          path,
+          params: paramsOf(path),
+          maxBodyBytes: operation.http.input.kind === "body"
+            ? operation.http.input.maxBodyBytes ?? defaultMaxBodyBytes
+            : undefined,
+          matches: (pathname) => pattern.test(pathname)
+        })
+      }
     }
   }
   // Longest prefix first, so a nested group (a conformance twin) wins over its parent.

@@ -35,6 +35,25 @@ layer(ToyServer.layer, { excludeTestServices: true })("handlers derived from a g
       assert.match(String(path.headers["x-request-id"]), /^req_/)
     }))
 
+  it.effect("a deprecated path segment answers as the canonical one, with Deprecation and a Link to the canonical path", () =>
+    Effect.gen(function*() {
+      const canonical = yield* get(`${ToyServer.base}/items/b%201?verbose=yes`)
+      const old = yield* get(`${ToyServer.base}/things/b%201?verbose=yes`)
+      assert.strictEqual(old.status, 200)
+      assert.deepStrictEqual(old.json, canonical.json)
+      assert.strictEqual(old.headers["deprecation"], `@${Date.parse("2026-01-01T00:00:00Z") / 1000}`)
+      assert.strictEqual(old.headers["link"], `<${ToyServer.base}/items/b%201?verbose=yes>; rel="successor-version"`)
+      assert.isUndefined(canonical.headers["deprecation"])
+      const list = yield* get(`${ToyServer.base}/things?prefix=a`)
+      assert.deepStrictEqual(list.json, { items: ["a1", "a2"] })
+      // OpenAPI lists the old path as deprecated beside the canonical one.
+      const spec = yield* get("/openapi.json")
+      const paths = Predicate.isRecord(spec.json) && Predicate.isRecord(spec.json["paths"]) ? spec.json["paths"] : {}
+      const oldItem = paths["/api/v1/workspaces/{workspace}/toy/things/{itemId}"]
+      assert.isTrue(Predicate.isRecord(oldItem) && Predicate.isRecord(oldItem["get"]) && oldItem["get"]["deprecated"] === true)
+      assert.isDefined(paths["/api/v1/workspaces/{workspace}/toy/items/{itemId}"])
+    }))
+
   it.effect("refuses with the rule's status and the codec block, unknown fields included", () =>
     Effect.gen(function*() {
       const gone = yield* get(`${ToyServer.base}/items/gone`)

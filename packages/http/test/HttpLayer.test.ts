@@ -170,6 +170,7 @@ for (const target of TestDatabase.targets()) {
           assert.match(str(docs.headers["content-type"]), /text\/html/)
         }))
 
+      // No wall-clock budget: six states' pages are read and scanned; a loaded machine is slower, not wrong.
       it.effect("no response carries a source identity or a contact coordinate", () =>
         Effect.gen(function*() {
           for (const state of ["CDMX", "Zacatecas", "Sonora", "Aguascalientes", "Chihuahua", "Coahuila"]) {
@@ -181,7 +182,7 @@ for (const target of TestDatabase.targets()) {
           assert.isAbove(scan.length, 100)
           const leaked = bodies.flatMap((body) => scan.filter((needle) => body.includes(needle)))
           assert.deepStrictEqual(leaked, [], "a response leaked a source identity or a contact")
-        }))
+        }), 0)
 
       // Last: it empties the workspace's balance, then gives it back.
       it.effect("a workspace out of credits gets 402 credits_exhausted before anything runs; discovery and usage stay free", () =>

@@ -174,7 +174,13 @@ export const group: Operation.Group<never> = Operation.group({
   description: "A test domain.",
   refusals: codec,
   operations: [list, echo, echoSmall, item],
-  http: { prefix: "/workspaces/:workspace/toy", workspaceScoped: true, discovery: "list_items" },
+  http: {
+    prefix: "/workspaces/:workspace/toy",
+    workspaceScoped: true,
+    discovery: "list_items",
+    // `things` is the old name of `items`: still served, deprecated.
+    aliases: [{ segment: "things", canonical: "items", since: "2026-01-01T00:00:00Z" }]
+  },
   mcp: { namespace: "toy" },
   cli: { word: "toy", description: "A test domain." }
 })
@@ -185,7 +191,7 @@ export const openGroup: Operation.Group<never> = Operation.group({
   name: "toyOpen",
   title: "Toy (open)",
   operations: [list],
-  http: { prefix: "/toy-open", workspaceScoped: false }
+  http: { prefix: "/toy-open", workspaceScoped: false, aliases: [] }
 })
 
 export const KEY = "svc_key_toy_0123456789abcdef"
