@@ -1,0 +1,222 @@
+/**
+ * Topics through the real server as users reach them: every row of the state table and every authority rule
+ * over REST and over MCP (an owner, a member and a key with no person behind it), and the deprecated `watchers`
+ * path. One server per database target, shared by the tests of this file.
+ */
+import * as HttpServer from "@effect/platform/HttpServer"
+import { assert, layer } from "@effect/vitest"
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client"
+import * as App from "@service/app/App"
+import * as Accounts from "@service/core/Accounts"
+import { Crypto } from "@service/core/Crypto"
+import * as TestDatabase from "@service/storage/TestDatabase"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import { ensureDemo } from "../src/Bootstrap.js"
+import * as Server from "../src/Server.js"
+import { jsonOf, rest } from "./support/Rest.js"
+
+const OWNER_KEY = "svc_key_topics_owner_0123456789abcdef"
+const MEMBER_KEY = "svc_key_topics_member_0123456789abcdef"
+const FACELESS_KEY = "svc_key_topics_faceless_0123456789abcdef"
+
+class Running extends Context.Tag("Running")<Running, { readonly port: number; readonly baseUrl: string }>() {}
+
+const running = Layer.effect(
+  Running,
+  Effect.gen(function*() {
+    const address = (yield* HttpServer.HttpServer).address
+    if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
+    return { port: address.port, baseUrl: `http://127.0.0.1:${address.port}` }
+  })
+)
+
+const prepared = Layer.effectDiscard(
+  Effect.gen(function*() {
+    yield* ensureDemo(Option.some(Redacted.make(OWNER_KEY)))
+    const accounts = yield* Accounts.Accounts
+    const demo = Option.getOrThrow(yield* accounts.findWorkspaceBySlug("demo"))
+    const member = yield* accounts.createPerson({ displayName: "Topic member" })
+    yield* accounts.addMember({ workspaceId: demo.id, personId: member.id, role: "member" })
+    yield* accounts.issueCredential({
+      workspaceId: demo.id,
+      kind: "api_key",
+      label: "member",
+      scopes: ["topics:write"],
+      personId: member.id,
+      secret: Redacted.make(MEMBER_KEY)
+    })
+    yield* accounts.issueCredential({
+      workspaceId: demo.id,
+      kind: "api_key",
+      label: "faceless agent",
+      scopes: ["topics:write"],
+      secret: Redacted.make(FACELESS_KEY)
+    })
+  }).pipe(Effect.orDie)
+)
+
+const Topic = Schema.Struct({
+  id: Schema.String,
+  status: Schema.String,
+  trust: Schema.String,
+  classification: Schema.Struct({ status: Schema.String }),
+  governance: Schema.Struct({ authoritative: Schema.Boolean, approved_by: Schema.NullOr(Schema.String), approved_at: Schema.NullOr(Schema.String) })
+})
+const Refusal = Schema.Struct({ topics: Schema.Struct({ code: Schema.String }) })
+const Forbidden = Schema.Struct({ code: Schema.Literal("FORBIDDEN"), message: Schema.String })
+const List = Schema.Struct({ topics: Schema.Array(Schema.Struct({ id: Schema.String })) })
+
+const api = (path: string) => `/api/v1/workspaces/demo${path}`
+
+const call = <A, I>(schema: Schema.Schema<A, I>, expected: number, method: string, path: string, key: string, body?: unknown) =>
+  Effect.gen(function*() {
+    const { port } = yield* Running
+    const headers: Record<string, string> = { "x-api-key": key }
+    if (body !== undefined) headers["content-type"] = "application/json"
+    const answer = yield* rest(port, method, path, headers, body === undefined ? undefined : JSON.stringify(body))
+    assert.strictEqual(answer.status, expected, `${method} ${path}: ${answer.text.slice(0, 600)}`)
+    return Schema.decodeUnknownSync(schema)(jsonOf(answer.text))
+  })
+
+const create = (body: Readonly<Record<string, unknown>>, key = OWNER_KEY) => call(Topic, 200, "POST", api("/topics"), key, body)
+const move = (topic: string, trigger: string, key: string) => call(Topic, 200, "POST", api(`/topics/${topic}/${trigger}`), key, {})
+
+for (const target of TestDatabase.targets()) {
+  const Env = running.pipe(
+    Layer.provideMerge(Server.layer({ port: 0, host: "127.0.0.1" })),
+    Layer.provideMerge(prepared),
+    Layer.provideMerge(App.layer(target.layer, Crypto.layerTest)),
+    Layer.orDie
+  )
+
+  layer(Env, { timeout: Duration.infinity, excludeTestServices: true })(`topics API on ${target.name}`, (it) => {
+    it.effect("every row of the state table over REST, with owner or admin authority where the spec asks for it", () =>
+      Effect.gen(function*() {
+        // none -> proposed (POST with status proposed); without a status a topic starts as a draft.
+        const proposedAtOnce = yield* create({ title: "Deploy runbook", body: "Steps to deploy.", status: "proposed" }, MEMBER_KEY)
+        assert.deepStrictEqual([proposedAtOnce.status, proposedAtOnce.trust, proposedAtOnce.classification.status], ["proposed", "proposed", "proposed"])
+        const draft = yield* create({ title: "Onboarding notes", body: "First week." }, MEMBER_KEY)
+        assert.deepStrictEqual([draft.status, draft.trust], ["draft", "draft"])
+
+        // draft -> proposed: anyone who may write.
+        const proposed = yield* move(draft.id, "propose", MEMBER_KEY)
+        assert.strictEqual(proposed.status, "proposed")
+
+        // proposed -> draft (reject): owner or admin only; a member and a faceless key change nothing.
+        for (const key of [MEMBER_KEY, FACELESS_KEY]) {
+          const refused = yield* call(Forbidden, 403, "POST", api(`/topics/${draft.id}/reject`), key, {})
+          assert.match(refused.message, /owner or admin|person/)
+        }
+        assert.strictEqual((yield* call(Topic, 200, "GET", api(`/topics/${draft.id}`), OWNER_KEY)).status, "proposed")
+        const rejected = yield* move(draft.id, "reject", OWNER_KEY)
+        assert.strictEqual(rejected.status, "draft")
+        // reject is only from proposed.
+        const notProposed = yield* call(Refusal, 409, "POST", api(`/topics/${draft.id}/reject`), OWNER_KEY, {})
+        assert.strictEqual(notProposed.topics.code, "invalid_transition")
+
+        // -> reviewed (approve): owner or admin only; sets the governance approval.
+        for (const key of [MEMBER_KEY, FACELESS_KEY]) yield* call(Forbidden, 403, "POST", api(`/topics/${proposedAtOnce.id}/approve`), key, {})
+        assert.isNull((yield* call(Topic, 200, "GET", api(`/topics/${proposedAtOnce.id}`), OWNER_KEY)).governance.approved_at)
+        const approved = yield* move(proposedAtOnce.id, "approve", OWNER_KEY)
+        assert.deepStrictEqual([approved.status, approved.trust, approved.governance.authoritative], ["reviewed", "reviewed", true])
+        assert.isString(approved.governance.approved_by)
+        assert.isString(approved.governance.approved_at)
+        // A draft is approved directly too (decision 0057).
+        assert.strictEqual((yield* move(draft.id, "approve", OWNER_KEY)).status, "reviewed")
+
+        // -> archived: hidden from the list unless asked for, never returned by search.
+        const archived = yield* move(proposedAtOnce.id, "archive", OWNER_KEY)
+        assert.strictEqual(archived.status, "archived")
+        const listed = yield* call(List, 200, "GET", api("/topics"), OWNER_KEY)
+        assert.notInclude(listed.topics.map((t) => t.id), archived.id)
+        const onlyArchived = yield* call(List, 200, "GET", api("/topics?status=archived"), OWNER_KEY)
+        assert.deepStrictEqual(onlyArchived.topics.map((t) => t.id), [archived.id])
+        const found = yield* call(List, 200, "GET", api("/topics/search?query=deploy"), OWNER_KEY)
+        assert.notInclude(found.topics.map((t) => t.id), archived.id)
+        // Nothing leaves archived but deletion.
+        const stuck = yield* call(Refusal, 409, "POST", api(`/topics/${archived.id}/propose`), OWNER_KEY, {})
+        assert.strictEqual(stuck.topics.code, "invalid_transition")
+      }), 0)
+
+    it.effect("suggested edits are merged and closed only by an owner or admin person", () =>
+      Effect.gen(function*() {
+        const topic = yield* create({ title: "Pricing", body: "Plans.", status: "proposed" })
+        yield* move(topic.id, "approve", OWNER_KEY)
+        const Edit = Schema.Struct({ id: Schema.String, status: Schema.String })
+        const edit = yield* call(Edit, 200, "POST", api(`/topics/${topic.id}/proposals`), FACELESS_KEY, {
+          summary: "Mention the free plan",
+          patch: { body: "Plans, including a free one." }
+        })
+        assert.strictEqual(edit.status, "open")
+        for (const key of [MEMBER_KEY, FACELESS_KEY]) {
+          yield* call(Forbidden, 403, "POST", api(`/topics/${topic.id}/proposals/${edit.id}/merge`), key, {})
+          yield* call(Forbidden, 403, "POST", api(`/topics/${topic.id}/proposals/${edit.id}/reject`), key, {})
+        }
+        const Merged = Schema.Struct({
+          suggested_edit: Schema.Struct({ status: Schema.String, approved_via: Schema.NullOr(Schema.String) }),
+          topic: Schema.Struct({ body: Schema.String })
+        })
+        const merged = yield* call(Merged, 200, "POST", api(`/topics/${topic.id}/proposals/${edit.id}/merge`), OWNER_KEY, {})
+        assert.deepStrictEqual([merged.suggested_edit.status, merged.suggested_edit.approved_via], ["merged", "human"])
+        assert.strictEqual(merged.topic.body, "Plans, including a free one.")
+        const after = yield* call(Schema.Struct({ body: Schema.String }), 200, "GET", api(`/topics/${topic.id}`), OWNER_KEY)
+        assert.strictEqual(after.body, "Plans, including a free one.")
+      }), 0)
+
+    it.effect("the deprecated watchers path answers as topics, with Deprecation and a Link to the canonical path", () =>
+      Effect.gen(function*() {
+        const { port } = yield* Running
+        const topic = yield* create({ title: "Watchers alias", body: "Old CLIs." })
+        const old = yield* rest(port, "GET", `/api/v1/workspaces/demo/watchers/${topic.id}`, { "x-api-key": OWNER_KEY })
+        assert.strictEqual(old.status, 200, old.text)
+        assert.strictEqual(Schema.decodeUnknownSync(Topic)(jsonOf(old.text)).id, topic.id)
+        assert.match(String(old.headers["deprecation"]), /^@\d+$/)
+        assert.strictEqual(old.headers["link"], `</api/v1/workspaces/demo/topics/${topic.id}>; rel="successor-version"`)
+        const list = yield* rest(port, "GET", "/api/v1/workspaces/demo/watchers?limit=5", { "x-api-key": OWNER_KEY })
+        assert.strictEqual(list.status, 200)
+        assert.isDefined(list.headers["deprecation"])
+      }), 0)
+
+    it.scoped("over MCP: approve and merge are refused to a key without a person and to a member, allowed to the owner", () =>
+      Effect.gen(function*() {
+        const { baseUrl } = yield* Running
+        const connect = (key: string) =>
+          Effect.acquireRelease(
+            Effect.promise(async () => {
+              const client = new Client({ name: "topics-e2e", version: "0.0.0" }, { versionNegotiation: { mode: "auto" } })
+              await client.connect(new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp`), { requestInit: { headers: { "x-api-key": key } } }))
+              return client
+            }),
+            (client) => Effect.promise(() => client.close())
+          )
+        const Result = Schema.Struct({ isError: Schema.optional(Schema.Boolean), structuredContent: Schema.optional(Schema.Unknown) })
+        const callWith = (client: Client, name: string, args: Record<string, unknown>) =>
+          Effect.map(Effect.promise(() => client.callTool({ name, arguments: args })), (raw) => Schema.decodeUnknownSync(Result)(raw))
+        const agent = yield* connect(FACELESS_KEY)
+        const member = yield* connect(MEMBER_KEY)
+        const owner = yield* connect(OWNER_KEY)
+        const tools = (yield* Effect.promise(() => agent.listTools())).tools
+        assert.strictEqual(tools.find((t) => t.name === "service_topics_create")?.annotations?.readOnlyHint, false)
+        assert.strictEqual(tools.find((t) => t.name === "service_topics_search")?.annotations?.readOnlyHint, true)
+
+        const created = yield* callWith(agent, "service_topics_create", { title: "Agent note", body: "Seen in a call.", status: "proposed" })
+        assert.notStrictEqual(created.isError, true, JSON.stringify(created))
+        const topicId = Schema.decodeUnknownSync(Topic)(created.structuredContent).id
+        for (const client of [agent, member]) {
+          const refused = yield* callWith(client, "service_topics_approve", { topic: topicId })
+          assert.strictEqual(refused.isError, true)
+          assert.include(JSON.stringify(refused.structuredContent), "FORBIDDEN")
+        }
+        const stillProposed = yield* callWith(owner, "service_topics_read", { topic: topicId })
+        assert.strictEqual(Schema.decodeUnknownSync(Topic)(stillProposed.structuredContent).status, "proposed")
+        const approved = yield* callWith(owner, "service_topics_approve", { topic: topicId })
+        assert.strictEqual(Schema.decodeUnknownSync(Topic)(approved.structuredContent).trust, "reviewed")
+      }), 0)
+  })
+}

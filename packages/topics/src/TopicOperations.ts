@@ -1,0 +1,920 @@
+/**
+ * Topics on every surface, under `/workspaces/<slug>` on HTTP (`/topics...`), as `service topics ...` on the
+ * CLI and as `service_topics_*` MCP tools: CRUD, list, search, timeline, graph, the governance moves,
+ * suggested edits, relations and share links.
+ *
+ * Who may call (decision 0057): reads need `topics:write` or `context:read`, writes `topics:write`.
+ * Approve, reject, and merging or closing a suggested edit need an owner or admin person (`authorize`); a
+ * faceless key or a member gets 403 before anything runs. Deleting a relation needs a person. Changing,
+ * archiving or deleting reviewed knowledge needs an owner or admin (the state table decides, per topic).
+ *
+ * On MCP: read, search, list, create, propose, approve, reject, suggested edits and relations (add, list).
+ * Direct updates, archive, delete, relation delete and sharing are for people (HTTP, CLI).
+ *
+ * @since 0.1.0
+ */
+import { requireOwnerOrAdminPerson, requirePerson } from "@service/core/Authorization"
+import * as Operation from "@service/core/Operation"
+import type { Caller, RequestContext } from "@service/core/RequestContext"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import * as Governance from "./Governance.js"
+import {
+  caller,
+  CommaTags,
+  limitNumber,
+  limitText,
+  ModelTags,
+  offsetNumber,
+  offsetText,
+  readScopes,
+  strict,
+  TopicId,
+  topicNotFound,
+  transitionRefused,
+  writeScopes
+} from "./internal/common.js"
+import { EditStatus, EditView, EventView, Graph, RelationView, ShareLink, Topics, TopicView } from "./Topics.js"
+import { codec, refuse } from "./TopicsRefusal.js"
+
+const TopicRef = Schema.Struct({ topic: TopicId }).annotations({ ...strict, identifier: "TopicRef" })
+
+const fromCreate = { operation: "topics_create", path: ["id"], field: "topic" } as const
+const createExample = { title: "Release checklist", body: "Tag, build, publish the changelog.", tags: ["releases"] }
+
+const ReviewInterval = Schema.Number.pipe(Schema.int(), Schema.between(1, 3650)).annotations({
+  description: "Days reviewed knowledge stays fresh after each approval; past it, the topic is stale until approved again."
+})
+
+const Summary = Governance.trimmed(1, 500, "What the edit changes and why, one or two sentences.")
+
+// -----------------------------------------------------------------------------
+// Reads
+// -----------------------------------------------------------------------------
+
+const ListFields = {
+  status: Schema.optional(Governance.TopicStatus).annotations({
+    description: "Only topics with this status; archived topics are listed only with status=archived."
+  }),
+  min_trust: Schema.optional(Governance.Trust).annotations({ description: "Only topics at least this trusted: reviewed > proposed > draft." })
+}
+
+const ListInput = Schema.Struct({
+  ...ListFields,
+  tags: Schema.optional(CommaTags),
+  limit: Schema.optional(limitText(200)).annotations({ description: "Topics per page, 1 to 200 (default 50)." }),
+  offset: Schema.optional(offsetText).annotations({ description: "Topics to skip (default 0)." })
+}).annotations({ ...strict, identifier: "TopicListInput" })
+
+const ListModelInput = Schema.Struct({
+  ...ListFields,
+  tags: Schema.optional(ModelTags),
+  limit: Schema.optional(limitNumber(200)).annotations({ description: "Topics per page, 1 to 200 (default 50)." }),
+  offset: Schema.optional(offsetNumber).annotations({ description: "Topics to skip (default 0)." })
+}).annotations({ ...strict, identifier: "TopicListModelInput" })
+
+const TopicPage = Schema.Struct({
+  topics: Schema.Array(TopicView),
+  total: Schema.Number,
+  has_more: Schema.Boolean
+}).annotations({ identifier: "TopicPage" })
+
+/** @since 0.1.0 @category operations */
+export const topicsList = Operation.make({
+  name: "topics_list",
+  title: "List topics",
+  description:
+    "The workspace's topics, most trusted first: fresh reviewed knowledge, then reviewed knowledge due for review, proposed, drafts; newest first within each. Filter by tags (any of), status, min_trust; archived topics only with status=archived.",
+  refusals: codec,
+  refuses: [],
+  scopes: readScopes,
+  annotations: Operation.readOnly,
+  metered: false,
+  paginates: true,
+  http: { method: "GET", path: "/topics", input: { kind: "query" } },
+  cli: { words: ["list"] },
+  input: ListInput,
+  modelInput: ListModelInput,
+  output: TopicPage,
+  capability: {
+    question: "What does this workspace know, most trusted first?",
+    requires: "Nothing; optionally tags, status, min_trust, limit and offset.",
+    example: { min_trust: "reviewed", limit: 10 }
+  },
+  run: (input) =>
+    Effect.gen(function*() {
+      const { workspaceId } = yield* caller
+      return yield* (yield* Topics).list(workspaceId, {
+        limit: input.limit ?? 50,
+        offset: input.offset ?? 0,
+        tags: input.tags,
+        status: input.status,
+        minTrust: input.min_trust
+      })
+    })
+})
+
+const SearchFields = {
+  query: Governance.trimmed(1, 500, "Words to look for in titles and bodies; any may match, more matches rank higher."),
+  min_trust: Schema.optional(Governance.Trust).annotations({ description: "Only topics at least this trusted: reviewed > proposed > draft." })
+}
+
+const SearchInput = Schema.Struct({
+  ...SearchFields,
+  tags: Schema.optional(CommaTags),
+  limit: Schema.optional(limitText(200)).annotations({ description: "Results, 1 to 200 (default 50)." }),
+  stale: Schema.optional(Schema.BooleanFromString).annotations({
+    description: "true: only reviewed knowledge past its review interval; false: everything else."
+  })
+}).annotations({ ...strict, identifier: "TopicSearchInput" })
+
+const SearchModelInput = Schema.Struct({
+  ...SearchFields,
+  tags: Schema.optional(ModelTags),
+  limit: Schema.optional(limitNumber(200)).annotations({ description: "Results, 1 to 200 (default 50)." }),
+  stale: Schema.optional(Schema.Boolean).annotations({
+    description: "true: only reviewed knowledge past its review interval; false: everything else."
+  })
+}).annotations({ ...strict, identifier: "TopicSearchModelInput" })
+
+const SearchHits = Schema.Struct({
+  topics: Schema.Array(Schema.Struct({
+    ...TopicView.fields,
+    score: Schema.Number.annotations({ description: "Text relevance weighted by trust; higher first." })
+  }))
+}).annotations({ identifier: "TopicSearchResults" })
+
+/** @since 0.1.0 @category operations */
+export const topicsSearch = Operation.make({
+  name: "topics_search",
+  title: "Search topics",
+  description:
+    "Full-text search over titles and bodies, ranked by relevance weighted by trust (fresh reviewed knowledge outranks stale, proposed and draft text). Archived topics are never returned. Each result carries trust and governance.",
+  refusals: codec,
+  refuses: [],
+  scopes: readScopes,
+  annotations: Operation.readOnly,
+  metered: false,
+  paginates: false,
+  http: { method: "GET", path: "/topics/search", input: { kind: "query" } },
+  cli: { words: ["search"], positional: "query" },
+  input: SearchInput,
+  modelInput: SearchModelInput,
+  output: SearchHits,
+  capability: {
+    question: "What does the workspace know about this?",
+    requires: "query; optionally tags, limit, stale and min_trust.",
+    example: { query: "release checklist", min_trust: "proposed", limit: 5 }
+  },
+  run: (input) =>
+    Effect.gen(function*() {
+      const { workspaceId } = yield* caller
+      const hits = yield* (yield* Topics).search(workspaceId, {
+        query: input.query,
+        limit: input.limit ?? 50,
+        tags: input.tags,
+        stale: input.stale,
+        minTrust: input.min_trust
+      })
+      return { topics: hits.map((hit) => ({ ...hit.topic, score: hit.score })) }
+    })
+})
+
+const EventsFields = {
+  topic: Schema.optional(TopicId).annotations({ description: "Only this topic's events." }),
+  before: Schema.optional(Schema.String.pipe(Schema.pattern(/^[0-9]{1,18}$/))).annotations({
+    description: "next_cursor of the previous page, for older events."
+  })
+}
+
+const EventsInput = Schema.Struct({
+  ...EventsFields,
+  limit: Schema.optional(limitText(200)).annotations({ description: "Events per page, 1 to 200 (default 50)." })
+}).annotations({ ...strict, identifier: "TopicEventsInput" })
+
+const EventsModelInput = Schema.Struct({
+  ...EventsFields,
+  limit: Schema.optional(limitNumber(200)).annotations({ description: "Events per page, 1 to 200 (default 50)." })
+}).annotations({ ...strict, identifier: "TopicEventsModelInput" })
+
+const EventPage = Schema.Struct({
+  events: Schema.Array(EventView),
+  next_cursor: Schema.NullOr(Schema.String).annotations({ description: "Pass as before for older events; null on the last page." })
+}).annotations({ identifier: "TopicEventPage" })
+
+/** @since 0.1.0 @category operations */
+export const topicsEvents = Operation.make({
+  name: "topics_events",
+  title: "Topic timeline",
+  description:
+    "Every change to the workspace's topics, newest first: created, updated, proposed, approved, rejected, archived, deleted, edit_opened, edit_merged, edit_closed, relation_added, relation_deleted, shared, unshared, tag_renamed, tag_removed; each with who acted (human or agent).",
+  refusals: codec,
+  refuses: [],
+  scopes: readScopes,
+  annotations: Operation.readOnly,
+  metered: false,
+  paginates: true,
+  surfaces: { mcp: false },
+  http: { method: "GET", path: "/topics/events", input: { kind: "query" } },
+  cli: { words: ["events"], follow: { items: "events", keys: ["id"] } },
+  input: EventsInput,
+  modelInput: EventsModelInput,
+  output: EventPage,
+  capability: {
+    question: "What changed in the workspace's knowledge, and who changed it?",
+    requires: "Nothing; optionally topic, limit and before.",
+    example: { limit: 20 }
+  },
+  run: (input) =>
+    Effect.gen(function*() {
+      const { workspaceId } = yield* caller
+      return yield* (yield* Topics).events(workspaceId, { topicId: input.topic, limit: input.limit ?? 50, before: input.before })
+    })
+})
+
+const NoInput = Schema.Struct({}).annotations({ ...strict, identifier: "NoInput" })
+
+/** @since 0.1.0 @category operations */
+export const topicsGraph = Operation.make({
+  name: "topics_graph",
+  title: "Topic graph",
+  description: "Every topic not archived as a node (id, title, status, trust, tags) and the typed relations between them as edges.",
+  refusals: codec,
+  refuses: [],
+  scopes: readScopes,
+  annotations: Operation.readOnly,
+  metered: false,
+  paginates: false,
+  surfaces: { mcp: false },
+  http: { method: "GET", path: "/topics/graph", input: { kind: "query" } },
+  cli: { words: ["graph"] },
+  input: NoInput,
+  modelInput: NoInput,
+  output: Graph,
+  capability: { question: "How do the workspace's topics relate?", requires: "Nothing.", example: {} },
+  run: () =>
+    Effect.gen(function*() {
+      const { workspaceId } = yield* caller
+      return yield* (yield* Topics).graph(workspaceId)
+    })
+})
+
+// -----------------------------------------------------------------------------
+// Create, read, update, delete
+// -----------------------------------------------------------------------------
+
+const CreateInput = Schema.Struct({
+  title: Governance.Title,
+  body: Schema.optionalWith(Governance.Body, { default: () => "" }),
+  tags: Schema.optional(Governance.TagList),
+  patterns: Schema.optional(Governance.Patterns),
+  status: Schema.optional(Governance.InitialStatus).annotations({
+    description: "draft (the default) or proposed (put up for review at once). Reviewed only through approval."
+  }),
+  review_interval_days: Schema.optional(Schema.NullOr(ReviewInterval))
+}).annotations({ ...strict, identifier: "TopicCreateInput" })
+
+/** @since 0.1.0 @category operations */
+export const topicsCreate = Operation.make({
+  name: "topics_create",
+  title: "Create a topic",
+  description:
+    "Writes a topic: a note that becomes knowledge only when an owner or admin approves it. Starts as draft unless status is proposed. Unregistered tags are registered (normalized: lower case, spaces to dashes).",
+  refusals: codec,
+  refuses: [],
+  scopes: writeScopes,
+  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  metered: false,
+  paginates: false,
+  http: { method: "POST", path: "/topics", input: { kind: "body" } },
+  cli: { words: ["create"] },
+  input: CreateInput,
+  modelInput: CreateInput,
+  output: TopicView,
+  capability: {
+    question: "How do I write down something the workspace should know?",
+    requires: "title; optionally body, tags, patterns, status (draft or proposed) and review_interval_days.",
+    example: createExample
+  },
+  run: (input) =>
+    Effect.gen(function*() {
+      const { workspaceId, actor } = yield* caller
+      return yield* (yield* Topics).create(workspaceId, actor, input)
+    })
+})
+
+/** @since 0.1.0 @category operations */
+export const topicsRead = Operation.make({
+  name: "topics_read",
+  title: "Read a topic",
+  description: "One topic with its trust (reviewed, proposed, draft), classification.status and governance (approval, review due date, staleness).",
+  refusals: codec,
+  refuses: ["topic_not_found"],
+  scopes: readScopes,
+  annotations: Operation.readOnly,
+  metered: false,
+  paginates: false,
+  http: { method: "GET", path: "/topics/:topic", input: { kind: "path", params: { topic: "topic" } } },
+  cli: { words: ["show"], positional: "topic" },
+  input: TopicRef,
+  modelInput: TopicRef,
+  output: TopicView,
+  capability: {
+    question: "What does this topic say, and how far can I trust it?",
+    requires: "topic.",
+    example: { topic: "<topic>" },
+    exampleFrom: fromCreate
+  },
+  run: (input) =>
+    Effect.gen(function*() {
+      const { workspaceId } = yield* caller
+      return yield* (yield* Topics).get(workspaceId, input.topic).pipe(Effect.catchTag("TopicNotFound", () => topicNotFound(input.topic)))
+    })
+})
+
+const UpdateInput = Schema.Struct({
+  topic: TopicId,
+  title: Schema.optional(Governance.Title),
+  body: Schema.optional(Governance.Body),
+  tags: Schema.optional(Governance.TagList),
+  patterns: Schema.optional(Governance.Patterns),
+  review_interval_days: Schema.optional(Schema.NullOr(ReviewInterval))
+}).pipe(
+  Schema.filter(({ topic: _topic, ...changes }) =>
+    Object.values(changes).some((value) => value !== undefined) ||
+    "send at least one of title, body, tags, patterns, review_interval_days"
+  )
+).annotations({ ...strict, identifier: "TopicUpdateInput" })
+
+/** @since 0.1.0 @category operations */
+export const topicsUpdate = Operation.make({
+  name: "topics_update",
+  title: "Update a topic",
+  description:
+    "Changes a draft or proposed topic's title, body, tags, patterns or review interval. Reviewed knowledge changes directly only for an owner or admin (and is approved again by them); others open a suggested edit.",
+  refusals: codec,
+  refuses: ["topic_not_found", "invalid_transition", "reviewed_needs_suggested_edit"],
+  scopes: writeScopes,
+  annotations: Operation.idempotentWrite,
+  metered: false,
+  paginates: false,
+  surfaces: { mcp: false },
+  http: { method: "PATCH", path: "/topics/:topic", input: { kind: "body", params: { topic: "topic" } } },
+  cli: { words: ["update"], positional: "topic" },
+  input: UpdateInput,
+  modelInput: UpdateInput,
+  output: TopicView,
+  capability: {
+    question: "How do I fix a draft?",
+    requires: "topic and the fields to change.",
+    example: { topic: "<topic>", body: "Tag, build, publish the changelog, announce." },
+    exampleFrom: fromCreate
+  },
+  run: ({ topic, ...changes }) =>
+    Effect.gen(function*() {
+      const { workspaceId, actor } = yield* caller
+      return yield* (yield* Topics).update(workspaceId, actor, topic, changes).pipe(
+        Effect.catchTags({ TopicNotFound: () => topicNotFound(topic), TransitionRefused: transitionRefused })
+      )
+    })
+})
+
+const Deleted = Schema.Struct({ id: Schema.String, deleted: Schema.Literal(true) }).annotations({ identifier: "TopicDeleted" })
+
+/** @since 0.1.0 @category operations */
+export const topicsDelete = Operation.make({
+  name: "topics_delete",
+  title: "Delete a topic",
+  description:
+    "Deletes a topic with its suggested edits, relations and share links; its timeline stays. Reviewed knowledge only for an owner or admin.",
+  refusals: codec,
+  refuses: ["topic_not_found", "reviewed_needs_owner"],
+  scopes: writeScopes,
+  annotations: Operation.destructive,
+  metered: false,
+  paginates: false,
+  surfaces: { mcp: false },
+  http: { method: "DELETE", path: "/topics/:topic", input: { kind: "path", params: { topic: "topic" } } },
+  cli: { words: ["delete"], positional: "topic" },
+  input: TopicRef,
+  modelInput: TopicRef,
+  output: Deleted,
+  capability: { question: "How do I remove a topic?", requires: "topic.", example: { topic: "<topic>" }, exampleFrom: fromCreate },
+  run: (input) =>
+    Effect.gen(function*() {
+      const { workspaceId, actor } = yield* caller
+      yield* (yield* Topics).remove(workspaceId, actor, input.topic).pipe(
+        Effect.catchTags({ TopicNotFound: () => topicNotFound(input.topic), TransitionRefused: transitionRefused })
+      )
+      return { id: input.topic, deleted: true } as const
+    })
+})
+
+// -----------------------------------------------------------------------------
+// Governance moves
+// -----------------------------------------------------------------------------
+
+type Move = "propose" | "approve" | "reject" | "archive"
+
+const moveRun = (trigger: Move) => (input: { readonly topic: string }) =>
+  Effect.gen(function*() {
+    const { workspaceId, actor } = yield* caller
+    return yield* (yield* Topics).move(workspaceId, actor, input.topic, trigger).pipe(
+      Effect.catchTags({ TopicNotFound: () => topicNotFound(input.topic), TransitionRefused: transitionRefused })
+    )
+  })
+
+const moveHttp = (path: `/${string}`) => ({ method: "POST", path, input: { kind: "body", params: { topic: "topic" } } } as const)
+
+/** @since 0.1.0 @category operations */
+export const topicsPropose = Operation.make({
+  name: "topics_propose",
+  title: "Propose a topic",
+  description: "Puts a draft up for review (draft to proposed). An owner or admin then approves or rejects it.",
+  refusals: codec,
+  refuses: ["topic_not_found", "invalid_transition"],
+  scopes: writeScopes,
+  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  metered: false,
+  paginates: false,
+  http: moveHttp("/topics/:topic/propose"),
+  cli: { words: ["propose"], positional: "topic" },
+  input: TopicRef,
+  modelInput: TopicRef,
+  output: TopicView,
+  capability: { question: "How do I ask for a draft to become knowledge?", requires: "topic.", example: { topic: "<topic>" }, exampleFrom: fromCreate },
+  run: moveRun("propose")
+})
+
+/** @since 0.1.0 @category operations */
+export const topicsApprove = Operation.make({
+  name: "topics_approve",
+  title: "Approve a topic",
+  description:
+    "Makes a draft or proposed topic reviewed knowledge, or re-approves reviewed knowledge (restarting its review interval). Owner or admin person only.",
+  refusals: codec,
+  refuses: ["topic_not_found", "invalid_transition"],
+  scopes: writeScopes,
+  authorize: requireOwnerOrAdminPerson,
+  annotations: Operation.idempotentWrite,
+  metered: false,
+  paginates: false,
+  http: moveHttp("/topics/:topic/approve"),
+  cli: { words: ["approve"], positional: "topic" },
+  input: TopicRef,
+  modelInput: TopicRef,
+  output: TopicView,
+  capability: { question: "How does a topic become reviewed knowledge?", requires: "topic.", example: { topic: "<topic>" }, exampleFrom: fromCreate },
+  run: moveRun("approve")
+})
+
+/** @since 0.1.0 @category operations */
+export const topicsReject = Operation.make({
+  name: "topics_reject",
+  title: "Reject a proposed topic",
+  description: "Sends a proposed topic back to draft. Owner or admin person only.",
+  refusals: codec,
+  refuses: ["topic_not_found", "invalid_transition"],
+  scopes: writeScopes,
+  authorize: requireOwnerOrAdminPerson,
+  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  metered: false,
+  paginates: false,
+  http: moveHttp("/topics/:topic/reject"),
+  cli: { words: ["reject"], positional: "topic" },
+  input: TopicRef,
+  modelInput: TopicRef,
+  output: TopicView,
+  capability: { question: "How do I send a proposal back?", requires: "topic.", example: { topic: "<topic>" }, exampleFrom: fromCreate },
+  run: moveRun("reject")
+})
+
+/** @since 0.1.0 @category operations */
+export const topicsArchive = Operation.make({
+  name: "topics_archive",
+  title: "Archive a topic",
+  description: "Archives a topic: hidden from the list (unless status=archived), search, the graph and share pages. Reviewed knowledge only for an owner or admin.",
+  refusals: codec,
+  refuses: ["topic_not_found", "invalid_transition", "reviewed_needs_owner"],
+  scopes: writeScopes,
+  annotations: Operation.destructive,
+  metered: false,
+  paginates: false,
+  surfaces: { mcp: false },
+  http: moveHttp("/topics/:topic/archive"),
+  cli: { words: ["archive"], positional: "topic" },
+  input: TopicRef,
+  modelInput: TopicRef,
+  output: TopicView,
+  capability: { question: "How do I retire a topic?", requires: "topic.", example: { topic: "<topic>" }, exampleFrom: fromCreate },
+  run: moveRun("archive")
+})
+
+// -----------------------------------------------------------------------------
+// Suggested edits
+// -----------------------------------------------------------------------------
+
+const EditId = Schema.String.pipe(Schema.pattern(/^edit_[0-9a-f]{24}$/)).annotations({
+  description: "A suggested edit id (edit_ followed by 24 hexadecimal digits)."
+})
+
+const editNotFound = (id: string) =>
+  refuse("suggested_edit_not_found", `No suggested edit ${id} on this topic.`, "List the topic's suggested edits and use one of their ids.", {
+    field: "edit_id"
+  })
+
+const EditsListInput = Schema.Struct({
+  topic: TopicId,
+  status: Schema.optional(EditStatus).annotations({ description: "Only edits with this status: open, merged or closed." })
+}).annotations({ ...strict, identifier: "SuggestedEditListInput" })
+
+/** @since 0.1.0 @category operations */
+export const topicsEditsList = Operation.make({
+  name: "topics_edits_list",
+  title: "List suggested edits",
+  description: "A topic's suggested edits, newest first, each with its patch, the version it was based on, its status and how it was decided.",
+  refusals: codec,
+  refuses: ["topic_not_found"],
+  scopes: readScopes,
+  annotations: Operation.readOnly,
+  metered: false,
+  paginates: false,
+  http: { method: "GET", path: "/topics/:topic/proposals", input: { kind: "path", params: { topic: "topic" } } },
+  cli: { words: ["edits", "list"], positional: "topic" },
+  input: EditsListInput,
+  modelInput: EditsListInput,
+  output: Schema.Struct({ suggested_edits: Schema.Array(EditView) }).annotations({ identifier: "SuggestedEditList" }),
+  capability: { question: "What changes are waiting on this topic?", requires: "topic.", example: { topic: "<topic>" }, exampleFrom: fromCreate },
+  run: (input) =>
+    Effect.gen(function*() {
+      const { workspaceId } = yield* caller
+      const edits = yield* (yield* Topics).listEdits(workspaceId, input.topic, input.status).pipe(
+        Effect.catchTag("TopicNotFound", () => topicNotFound(input.topic))
+      )
+      return { suggested_edits: edits }
+    })
+})
+
+const EditOpenInput = Schema.Struct({
+  topic: TopicId,
+  summary: Summary,
+  patch: Governance.Patch
+}).annotations({ ...strict, identifier: "SuggestedEditOpenInput" })
+
+/** @since 0.1.0 @category operations */
+export const topicsEditOpen = Operation.make({
+  name: "topics_edit_open",
+  title: "Suggest an edit",
+  description:
+    "Opens a suggested edit: a summary and a JSON Merge Patch (RFC 7396) over title, body, tags and patterns (null empties tags or patterns). An owner or admin merges or closes it; it merges only if the topic has not changed the same fields since.",
+  refusals: codec,
+  refuses: ["topic_not_found", "invalid_transition"],
+  scopes: writeScopes,
+  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  metered: false,
+  paginates: false,
+  http: { method: "POST", path: "/topics/:topic/proposals", input: { kind: "body", params: { topic: "topic" } } },
+  cli: { words: ["edits", "open"], positional: "topic" },
+  input: EditOpenInput,
+  modelInput: EditOpenInput,
+  output: EditView,
+  capability: {
+    question: "How do I propose a change to reviewed knowledge?",
+    requires: "topic, summary and patch.",
+    example: { topic: "<topic>", summary: "Add the announcement step.", patch: { body: "Tag, build, publish the changelog, announce." } },
+    exampleFrom: fromCreate
+  },
+  run: (input) =>
+    Effect.gen(function*() {
+      const { workspaceId, actor } = yield* caller
+      return yield* (yield* Topics).openEdit(workspaceId, actor, input.topic, { summary: input.summary, patch: input.patch }).pipe(
+        Effect.catchTags({ TopicNotFound: () => topicNotFound(input.topic), TransitionRefused: transitionRefused })
+      )
+    })
+})
+
+const EditRef = Schema.Struct({ topic: TopicId, edit_id: EditId }).annotations({ ...strict, identifier: "SuggestedEditRef" })
+
+const editHttp = (path: `/${string}`) =>
+  ({ method: "POST", path, input: { kind: "body", params: { topic: "topic", id: "edit_id" } } } as const)
+
+const notOpen = (edit: { readonly id: string; readonly status: string }) =>
+  refuse("suggested_edit_not_open", `Suggested edit ${edit.id} is already ${edit.status}.`, "List the topic's open suggested edits.", {
+    field: "edit_id"
+  })
+
+/** @since 0.1.0 @category operations */
+export const topicsEditMerge = Operation.make({
+  name: "topics_edit_merge",
+  title: "Merge a suggested edit",
+  description:
+    "Applies an open suggested edit to the topic and records approved_via (human, or agent through MCP). Refused, changing nothing, when the topic changed the same fields since the edit was opened. Merging into reviewed knowledge approves the new text. Owner or admin person only.",
+  refusals: codec,
+  refuses: ["topic_not_found", "suggested_edit_not_found", "suggested_edit_not_open", "suggested_edit_conflict", "invalid_transition"],
+  scopes: writeScopes,
+  authorize: requireOwnerOrAdminPerson,
+  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  metered: false,
+  paginates: false,
+  http: editHttp("/topics/:topic/proposals/:id/merge"),
+  cli: { words: ["edits", "merge"], positional: "edit_id" },
+  input: EditRef,
+  modelInput: EditRef,
+  output: Schema.Struct({ suggested_edit: EditView, topic: TopicView }).annotations({ identifier: "SuggestedEditMerged" }),
+  capability: {
+    question: "How do I accept a suggested edit?",
+    requires: "topic and edit_id.",
+    example: { topic: "<topic>", edit_id: "<edit_id>" },
+    exampleFrom: { operation: "topics_edit_open", path: ["id"], field: "edit_id" }
+  },
+  run: (input) =>
+    Effect.gen(function*() {
+      const { workspaceId, actor } = yield* caller
+      const merged = yield* (yield* Topics).mergeEdit(workspaceId, actor, input.topic, input.edit_id).pipe(
+        Effect.catchTags({
+          TopicNotFound: () => topicNotFound(input.topic),
+          EditNotFound: () => editNotFound(input.edit_id),
+          EditNotOpen: notOpen,
+          TransitionRefused: transitionRefused,
+          EditConflict: (conflict) =>
+            refuse(
+              "suggested_edit_conflict",
+              `The topic changed ${conflict.fields.join(", ")} since the edit was opened; nothing was merged.`,
+              "Read the topic again and open a new suggested edit over its current text.",
+              { conflictingFields: conflict.fields }
+            )
+        })
+      )
+      return { suggested_edit: merged.edit, topic: merged.topic }
+    })
+})
+
+/** @since 0.1.0 @category operations */
+export const topicsEditReject = Operation.make({
+  name: "topics_edit_reject",
+  title: "Close a suggested edit",
+  description: "Closes an open suggested edit without applying it. Owner or admin person only.",
+  refusals: codec,
+  refuses: ["topic_not_found", "suggested_edit_not_found", "suggested_edit_not_open"],
+  scopes: writeScopes,
+  authorize: requireOwnerOrAdminPerson,
+  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  metered: false,
+  paginates: false,
+  http: editHttp("/topics/:topic/proposals/:id/reject"),
+  cli: { words: ["edits", "reject"], positional: "edit_id" },
+  input: EditRef,
+  modelInput: EditRef,
+  output: EditView,
+  capability: {
+    question: "How do I turn down a suggested edit?",
+    requires: "topic and edit_id.",
+    example: { topic: "<topic>", edit_id: "<edit_id>" },
+    exampleFrom: { operation: "topics_edit_open", path: ["id"], field: "edit_id" }
+  },
+  run: (input) =>
+    Effect.gen(function*() {
+      const { workspaceId, actor } = yield* caller
+      return yield* (yield* Topics).closeEdit(workspaceId, actor, input.topic, input.edit_id).pipe(
+        Effect.catchTags({
+          TopicNotFound: () => topicNotFound(input.topic),
+          EditNotFound: () => editNotFound(input.edit_id),
+          EditNotOpen: notOpen
+        })
+      )
+    })
+})
+
+// -----------------------------------------------------------------------------
+// Relations
+// -----------------------------------------------------------------------------
+
+const RelationId = Schema.String.pipe(Schema.pattern(/^rel_[0-9a-f]{24}$/)).annotations({
+  description: "A relation id (rel_ followed by 24 hexadecimal digits)."
+})
+
+const RelationAddInput = Schema.Struct({
+  topic: TopicId,
+  to_topic: TopicId.annotations({ description: "The related topic." }),
+  type: Governance.RelationType.annotations({
+    description: "depends_on (read the other first), related_to (see also), supersedes (replaces the other), contradicts (they disagree)."
+  })
+}).annotations({ ...strict, identifier: "TopicRelationAddInput" })
+
+/** @since 0.1.0 @category operations */
+export const topicsRelationAdd = Operation.make({
+  name: "topics_relation_add",
+  title: "Relate two topics",
+  description: "Adds a typed relation from this topic to another: depends_on, related_to, supersedes or contradicts. The same relation again returns the existing one.",
+  refusals: codec,
+  refuses: ["topic_not_found"],
+  scopes: writeScopes,
+  annotations: Operation.idempotentWrite,
+  metered: false,
+  paginates: false,
+  http: { method: "POST", path: "/topics/:topic/relations", input: { kind: "body", params: { topic: "topic" } } },
+  cli: { words: ["relations", "add"], positional: "topic" },
+  input: RelationAddInput,
+  modelInput: RelationAddInput,
+  output: RelationView,
+  capability: {
+    question: "How do I say one topic depends on, replaces or contradicts another?",
+    requires: "topic, to_topic and type.",
+    example: { topic: "<topic>", to_topic: "tpc_0123456789abcdef01234567", type: "related_to" },
+    exampleFrom: fromCreate
+  },
+  run: (input) =>
+    Effect.gen(function*() {
+      const { workspaceId, actor } = yield* caller
+      if (input.to_topic === input.topic) {
+        return yield* refuse("invalid_field_value", "A topic cannot relate to itself.", "Use another topic as to_topic.", { field: "to_topic" })
+      }
+      return yield* (yield* Topics).addRelation(workspaceId, actor, input.topic, { to: input.to_topic, type: input.type }).pipe(
+        Effect.catchTag("TopicNotFound", (missing) => topicNotFound(missing.id))
+      )
+    })
+})
+
+/** @since 0.1.0 @category operations */
+export const topicsRelationsList = Operation.make({
+  name: "topics_relations_list",
+  title: "List a topic's relations",
+  description: "The relations from and to a topic.",
+  refusals: codec,
+  refuses: ["topic_not_found"],
+  scopes: readScopes,
+  annotations: Operation.readOnly,
+  metered: false,
+  paginates: false,
+  http: { method: "GET", path: "/topics/:topic/relations", input: { kind: "path", params: { topic: "topic" } } },
+  cli: { words: ["relations", "list"], positional: "topic" },
+  input: TopicRef,
+  modelInput: TopicRef,
+  output: Schema.Struct({ relations: Schema.Array(RelationView) }).annotations({ identifier: "TopicRelationList" }),
+  capability: { question: "What is this topic related to?", requires: "topic.", example: { topic: "<topic>" }, exampleFrom: fromCreate },
+  run: (input) =>
+    Effect.gen(function*() {
+      const { workspaceId } = yield* caller
+      const relations = yield* (yield* Topics).listRelations(workspaceId, input.topic).pipe(
+        Effect.catchTag("TopicNotFound", () => topicNotFound(input.topic))
+      )
+      return { relations }
+    })
+})
+
+const RelationRef = Schema.Struct({ topic: TopicId, relation_id: RelationId }).annotations({ ...strict, identifier: "TopicRelationRef" })
+
+/** @since 0.1.0 @category operations */
+export const topicsRelationDelete = Operation.make({
+  name: "topics_relation_delete",
+  title: "Delete a relation",
+  description: "Removes a relation of the topic. People only: a key without an owner is refused.",
+  refusals: codec,
+  refuses: ["relation_not_found"],
+  scopes: writeScopes,
+  authorize: requirePerson,
+  annotations: Operation.destructive,
+  metered: false,
+  paginates: false,
+  surfaces: { mcp: false },
+  http: {
+    method: "DELETE",
+    path: "/topics/:topic/relations/:relationId",
+    input: { kind: "path", params: { topic: "topic", relationId: "relation_id" } }
+  },
+  cli: { words: ["relations", "delete"], positional: "relation_id" },
+  input: RelationRef,
+  modelInput: RelationRef,
+  output: Schema.Struct({ id: Schema.String, deleted: Schema.Literal(true) }).annotations({ identifier: "TopicRelationDeleted" }),
+  capability: {
+    question: "How do I remove a relation?",
+    requires: "topic and relation_id.",
+    example: { topic: "tpc_0123456789abcdef01234567", relation_id: "<relation_id>" },
+    exampleFrom: { operation: "topics_relation_add", path: ["id"], field: "relation_id" }
+  },
+  run: (input) =>
+    Effect.gen(function*() {
+      const { workspaceId, actor } = yield* caller
+      yield* (yield* Topics).deleteRelation(workspaceId, actor, input.topic, input.relation_id).pipe(
+        Effect.catchTag("RelationNotFound", () =>
+          refuse("relation_not_found", `No relation ${input.relation_id} on this topic.`, "List the topic's relations and use one of their ids.", {
+            field: "relation_id"
+          }))
+      )
+      return { id: input.relation_id, deleted: true } as const
+    })
+})
+
+// -----------------------------------------------------------------------------
+// Share links
+// -----------------------------------------------------------------------------
+
+/** @since 0.1.0 @category operations */
+export const topicsShare = Operation.make({
+  name: "topics_share",
+  title: "Share a topic",
+  description:
+    "Creates a public read-only link to the topic, /s/<token> (and /s/<token>/raw), shown once; any previous link of the topic stops working. Archived topics are not shown publicly.",
+  refusals: codec,
+  refuses: ["topic_not_found"],
+  scopes: writeScopes,
+  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  metered: false,
+  paginates: false,
+  surfaces: { mcp: false },
+  http: { method: "POST", path: "/topics/:topic/share", input: { kind: "body", params: { topic: "topic" } } },
+  cli: { words: ["share"], positional: "topic" },
+  input: TopicRef,
+  modelInput: TopicRef,
+  output: ShareLink,
+  capability: { question: "How do I show a topic to someone outside the workspace?", requires: "topic.", example: { topic: "<topic>" }, exampleFrom: fromCreate },
+  run: (input) =>
+    Effect.gen(function*() {
+      const { workspaceId, actor } = yield* caller
+      return yield* (yield* Topics).share(workspaceId, actor, input.topic).pipe(Effect.catchTag("TopicNotFound", () => topicNotFound(input.topic)))
+    })
+})
+
+/** @since 0.1.0 @category operations */
+export const topicsUnshare = Operation.make({
+  name: "topics_unshare",
+  title: "Revoke a topic's share link",
+  description: "The topic's public link stops working at once.",
+  refusals: codec,
+  refuses: ["topic_not_found", "share_not_found"],
+  scopes: writeScopes,
+  annotations: Operation.destructive,
+  metered: false,
+  paginates: false,
+  surfaces: { mcp: false },
+  http: { method: "DELETE", path: "/topics/:topic/share", input: { kind: "path", params: { topic: "topic" } } },
+  cli: { words: ["unshare"], positional: "topic" },
+  input: TopicRef,
+  modelInput: TopicRef,
+  output: Schema.Struct({ topic_id: Schema.String, revoked: Schema.Literal(true) }).annotations({ identifier: "ShareRevoked" }),
+  capability: { question: "How do I stop sharing a topic?", requires: "topic.", example: { topic: "<topic>" }, exampleFrom: fromCreate },
+  run: (input) =>
+    Effect.gen(function*() {
+      const { workspaceId, actor } = yield* caller
+      yield* (yield* Topics).unshare(workspaceId, actor, input.topic).pipe(
+        Effect.catchTags({
+          TopicNotFound: () => topicNotFound(input.topic),
+          ShareNotFound: () =>
+            refuse("share_not_found", `Topic ${input.topic} has no active share link.`, "Nothing to revoke; share the topic to create one.", {
+              field: "topic"
+            })
+        })
+      )
+      return { topic_id: input.topic, revoked: true } as const
+    })
+})
+
+/**
+ * Every topic operation. `/topics/search`, `/topics/events` and `/topics/graph` come before
+ * `/topics/:topic`: routes match in declaration order.
+ *
+ * @since 0.1.0 @category operations
+ */
+export const operations = [
+  topicsList,
+  topicsSearch,
+  topicsEvents,
+  topicsGraph,
+  topicsCreate,
+  topicsRead,
+  topicsUpdate,
+  topicsDelete,
+  topicsPropose,
+  topicsApprove,
+  topicsReject,
+  topicsArchive,
+  topicsEditsList,
+  topicsEditOpen,
+  topicsEditMerge,
+  topicsEditReject,
+  topicsRelationAdd,
+  topicsRelationsList,
+  topicsRelationDelete,
+  topicsShare,
+  topicsUnshare
+] as const
+
+/** What running the topic operations needs. @since 0.1.0 @category models */
+export type Requirements = Topics | Caller | RequestContext
+
+/** @since 0.1.0 @category groups */
+export const group: Operation.Group<Requirements> = Operation.group<Requirements>({
+  name: "topics",
+  title: "Topics",
+  description: "Topics and their governance: notes that become reviewed knowledge once an owner or admin approves them.",
+  refusals: codec,
+  operations,
+  http: {
+    prefix: "/workspaces/:workspace",
+    workspaceScoped: true,
+    // Old CLIs still call `watchers`: served, with Deprecation and a Link to the `topics` path.
+    aliases: [{ segment: "watchers", canonical: "topics", since: "2026-11-25T00:00:00Z" }]
+  },
+  mcp: { namespace: "topics" },
+  cli: { word: "topics", description: "Topics: knowledge with a trust signal, suggested edits, relations and share links." }
+})

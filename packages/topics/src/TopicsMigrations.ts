@@ -1,0 +1,15 @@
+/**
+ * The `topics` schema's migrations. The topic timeline's catalog events go to the `events` ledger.
+ *
+ * @since 0.1.0
+ */
+import topics from "./migrations/0001_topics.js"
+
+/** @since 0.1.0 @category migrations */
+export const migrations = {
+  name: "topics",
+  dependsOn: ["core", "events"],
+  migrations: {
+    "0001_topics": topics
+  }
+} as const
