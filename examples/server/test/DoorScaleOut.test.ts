@@ -1,0 +1,370 @@
+// The door as real processes on one PostgreSQL (skipped without DATABASE_URL, which is used only as the admin
+// connection that creates a fresh database per test and drops it after):
+//
+// - a server killed with SIGKILL in the middle of a load and started again loses no Arrival it answered 202 for,
+//   and every one of them settles (Arrivals its dead worker held are taken over once their lease expires);
+// - two API nodes without embedded workers and two `npm run worker` processes apply every Arrival exactly once;
+// - the door's 120 requests a minute per address hold across both API nodes.
+//
+// The processes and the test share the key material through SERVICE_SEALING_KEYS and SERVICE_FINGERPRINT_KEY; the
+// test creates the Source in-process with the same `@service/app` layers on the same database. Every wait is on a
+// line a process prints or on a polled condition; the timeouts are hang guards only.
+import { describe, expect, it } from "@effect/vitest"
+import * as App from "@service/app/App"
+import * as Accounts from "@service/core/Accounts"
+import { Crypto, generateKeyMaterial, parseFingerprintKey, parseSealingKeys } from "@service/core/Crypto"
+import * as Intake from "@service/door/Intake"
+import * as Sources from "@service/door/Sources"
+import * as StandardWebhooks from "@service/door/StandardWebhooks"
+import * as Database from "@service/storage/Database"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import * as Reactivity from "@effect/experimental/Reactivity"
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import { type ChildProcess, spawn } from "node:child_process"
+import { randomUUID } from "node:crypto"
+import { request as httpRequest } from "node:http"
+import * as NodeFs from "node:fs/promises"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
+import { fileURLToPath } from "node:url"
+
+// Read as the storage package reads it; blank means unset.
+const adminUrl = Effect.runSync(Config.string("DATABASE_URL").pipe(Config.withDefault(""))).trim()
+const hangGuard = 15 * 60_000
+const packageDirectory = fileURLToPath(new URL("..", import.meta.url))
+const DEMO_KEY = "svc_key_door_scale_out_0123456789abcdef"
+
+/** A child process (the server or a worker) with its output collected. */
+class Child {
+  readonly child: ChildProcess
+  stdout = ""
+  stderr = ""
+  readonly exited: Promise<number | null>
+  private readonly waiters: Array<() => void> = []
+
+  constructor(readonly label: string, entry: string, env: Readonly<Record<string, string>>) {
+    const inherited = { ...process.env }
+    for (const name of ["DATABASE_URL", "DATABASE_READ_URL", "SERVICE_DEMO_API_KEY", "OTEL_EXPORTER_OTLP_ENDPOINT", "PORT", "HOST"]) {
+      delete inherited[name]
+    }
+    this.child = spawn(process.execPath, ["--import", "tsx", entry], {
+      cwd: packageDirectory,
+      env: { ...inherited, ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    this.child.stdout?.on("data", (chunk: Buffer) => {
+      this.stdout += chunk.toString("utf8")
+      this.notify()
+    })
+    this.child.stderr?.on("data", (chunk: Buffer) => {
+      this.stderr += chunk.toString("utf8")
+      this.notify()
+    })
+    this.exited = new Promise((resolve) =>
+      this.child.once("exit", (code) => {
+        resolve(code)
+        this.notify()
+      })
+    )
+  }
+
+  private notify() {
+    for (const waiter of this.waiters.splice(0)) waiter()
+  }
+
+  waitFor(pattern: RegExp): Promise<RegExpExecArray> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const match = pattern.exec(this.stdout)
+        if (match !== null) return resolve(match)
+        if (this.child.exitCode !== null || this.child.signalCode !== null) {
+          return reject(new Error(`${this.label} exited before printing ${pattern}:\n${this.stdout}\n${this.stderr}`))
+        }
+        this.waiters.push(check)
+      }
+      check()
+    })
+  }
+
+  async stop(signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal)
+    await this.exited
+  }
+}
+
+const spawnChild = (label: string, entry: string, env: Readonly<Record<string, string>>) =>
+  Effect.acquireRelease(Effect.sync(() => new Child(label, entry, env)), (child) => Effect.promise(() => child.stop()))
+
+/** The server (`npm start`'s program) listening on a free port, once its banner says the API is served. */
+const startServer = (label: string, env: Readonly<Record<string, string>>) =>
+  Effect.gen(function*() {
+    const server = yield* spawnChild(label, "src/main.ts", { ...env, PORT: "0", HOST: "127.0.0.1" })
+    const match = yield* Effect.promise(() => server.waitFor(/Listening on http:\/\/127\.0\.0\.1:(\d+)/))
+    yield* Effect.promise(() => server.waitFor(/API key\s+svc_key_/))
+    return { server, port: Number(match[1]) }
+  })
+
+const startWorker = (label: string, env: Readonly<Record<string, string>>) =>
+  Effect.gen(function*() {
+    const worker = yield* spawnChild(label, "src/worker-main.ts", { ...env, SERVICE_WORKER_NAME: label, SERVICE_WORKER_REPORT_EVERY: "2 seconds" })
+    yield* Effect.promise(() => worker.waitFor(/is applying Arrivals/))
+    return worker
+  })
+
+/** A fresh database for one test, dropped (with its connections) afterwards; its URL and the processes' env. */
+const freshDatabase = Effect.gen(function*() {
+  const admin = yield* PgClient.make({ url: Redacted.make(adminUrl), maxConnections: 1 })
+  const name = `scaleout_${randomUUID().replaceAll("-", "").slice(0, 12)}`
+  yield* Effect.acquireRelease(admin`CREATE DATABASE ${admin(name)}`, () =>
+    admin`DROP DATABASE IF EXISTS ${admin(name)} WITH (FORCE)`.pipe(Effect.ignore))
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  const dataDir = yield* Effect.acquireRelease(
+    Effect.promise(() => NodeFs.mkdtemp(NodePath.join(NodeOs.tmpdir(), "door-scale-out-"))),
+    (directory) => Effect.promise(() => NodeFs.rm(directory, { recursive: true, force: true }))
+  )
+  const keys = generateKeyMaterial()
+  const env: Record<string, string> = {
+    DATABASE_URL: url.toString(),
+    SERVICE_DATA_DIR: dataDir,
+    SERVICE_DEMO_API_KEY: DEMO_KEY,
+    SERVICE_SEALING_KEYS: keys.sealingKeys,
+    SERVICE_FINGERPRINT_KEY: keys.fingerprintKey
+  }
+  // The test's own view of the same database, with the same keys: for the Source and for reading Arrivals back.
+  const crypto = Layer.unwrapEffect(
+    Either.all({ keyring: parseSealingKeys(keys.sealingKeys), fingerprintKey: parseFingerprintKey(keys.fingerprintKey) }).pipe(
+      Effect.mapError((reason) => new Error(reason)),
+      Effect.map(Crypto.layer)
+    )
+  )
+  const services = yield* Layer.build(App.layer(Database.layerPgWith({ url: Redacted.make(url.toString()) }), crypto).pipe(Layer.orDie))
+  return { env, services }
+}).pipe(Effect.provide(Reactivity.layer), Effect.orDie)
+
+/** The demo workspace the server bootstrapped, and a new Source in it. */
+const newSource = Effect.gen(function*() {
+  const workspace = yield* Effect.flatten((yield* Accounts.Accounts).findWorkspaceBySlug("demo"))
+  const { secret, source } = yield* (yield* Sources.Sources).create(workspace.id, { name: "scale-out form" })
+  return { workspaceId: workspace.id, sourceId: source.id, secret: Redacted.value(secret) }
+}).pipe(Effect.orDie)
+
+interface Answer {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string | Array<string> | undefined>>
+  readonly text: string
+}
+
+/** One POST on its own connection from `localAddress`; a connection error (a killed server) is `None`. */
+const post = (port: number, localAddress: string, path: string, headers: Readonly<Record<string, string>>, body: string) =>
+  Effect.async<Option.Option<Answer>>((resume) => {
+    let done = false
+    const finish = (value: Option.Option<Answer>) => {
+      if (done) return
+      done = true
+      resume(Effect.succeed(value))
+    }
+    const req = httpRequest({ host: "127.0.0.1", port, localAddress, method: "POST", path, headers, agent: false }, (res) => {
+      const parts: Array<Buffer> = []
+      res.on("data", (chunk: Buffer) => parts.push(chunk))
+      res.on("end", () => finish(Option.some({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(parts).toString("utf8") })))
+      res.on("error", () => finish(Option.none()))
+    })
+    req.on("error", () => finish(Option.none()))
+    req.end(body)
+  })
+
+const signed = (secret: string, webhookId: string, event: string) => {
+  const body = JSON.stringify({
+    specversion: "1.0",
+    id: event,
+    source: "https://forms.example.com/scale-out",
+    type: "contact.created",
+    data: { name: `Scale ${event}`, email: `${event}@acme.mx` }
+  })
+  const timestamp = Math.floor(Date.now() / 1000)
+  return {
+    body,
+    headers: {
+      "content-type": "application/cloudevents+json",
+      "webhook-id": webhookId,
+      "webhook-timestamp": String(timestamp),
+      "webhook-signature": StandardWebhooks.sign({ secret, id: webhookId, timestamp, body: new TextEncoder().encode(body) })
+    }
+  }
+}
+
+const Accepted = Schema.parseJson(Schema.Struct({ arrival: Schema.String }))
+
+/** Polls until the Arrival has left `received`; its status then. */
+const settled = (workspaceId: string, id: string) =>
+  Effect.flatMap(Intake.Intake, (intake) =>
+    intake.arrival(workspaceId, id).pipe(
+      Effect.flatMap((found) =>
+        Option.isSome(found) && found.value.status !== "received" ? Effect.succeed(found.value) : Effect.fail("waiting" as const)
+      ),
+      Effect.retry(Schedule.spaced("500 millis"))
+    ))
+
+// Loopback addresses, each sending fewer than 120 requests a minute unless a test means to pass the limit.
+const addressOf = (index: number) => `127.0.0.${10 + (index % 40)}`
+
+const scoped = <A, E>(effect: Effect.Effect<A, E, Scope.Scope>) => Effect.scoped(effect)
+
+describe.skipIf(adminUrl === "")("door scale-out on PostgreSQL (real processes)", () => {
+  it.live("SIGKILL mid-load: every 202 has its Arrival after a restart and every one settles", () =>
+    scoped(Effect.gen(function*() {
+      const { env, services } = yield* freshDatabase
+      const first = yield* startServer("server-1", env)
+      const { secret, sourceId, workspaceId } = yield* Effect.provide(newSource, services)
+
+      const accepted = new Map<string, string>() // webhook-id → Arrival
+      const unanswered: Array<string> = []
+      let killed = false
+      let sent = 0
+      const sendOne = (port: number, i: number) =>
+        Effect.gen(function*() {
+          const webhookId = `msg_kill_${i}`
+          const request = signed(secret, webhookId, `kill-${i}`)
+          const answer = yield* post(port, addressOf(i), `/api/v1/door/${sourceId}`, request.headers, request.body)
+          if (Option.isNone(answer)) return unanswered.push(webhookId)
+          expect(answer.value.status, answer.value.text).toBeLessThan(500)
+          if (answer.value.status === 202) accepted.set(webhookId, Schema.decodeUnknownSync(Accepted)(answer.value.text).arrival)
+        })
+      // Four senders; the server is killed once 80 requests were accepted, while the senders are still sending.
+      const killer = Effect.gen(function*() {
+        yield* Effect.sync(() => accepted.size).pipe(Effect.repeat({ until: (n) => n >= 80, schedule: Schedule.spaced("20 millis") }))
+        killed = true
+        yield* Effect.promise(() => first.server.stop("SIGKILL"))
+      })
+      const senders = Effect.forEach([0, 1, 2, 3], (lane) =>
+        Effect.gen(function*() {
+          for (let k = 0; !killed || k === 0; k++) {
+            const i = lane + 4 * k
+            sent += 1
+            yield* sendOne(first.port, i)
+          }
+        }), { concurrency: "unbounded", discard: true })
+      yield* Effect.all([killer, senders], { concurrency: "unbounded", discard: true })
+      expect(first.server.child.signalCode).toBe("SIGKILL")
+
+      // Restarted on the same database: the answered Arrivals are all there, and the sender's retries of the
+      // unanswered requests are taken (202) or recognised (200), never lost or doubled.
+      const second = yield* startServer("server-2", env)
+      for (const webhookId of unanswered) {
+        const i = Number(webhookId.slice("msg_kill_".length))
+        const request = signed(secret, webhookId, `kill-${i}`)
+        const answer = yield* post(second.port, addressOf(i), `/api/v1/door/${sourceId}`, request.headers, request.body)
+        expect(Option.map(answer, (a) => a.status)).toSatisfy((status: Option.Option<number>) =>
+          Option.isSome(status) && (status.value === 202 || status.value === 200)
+        )
+      }
+      const outcomes = yield* Effect.forEach([...accepted.values()], (id) => settled(workspaceId, id), { concurrency: 8 }).pipe(
+        Effect.provide(services)
+      )
+      expect(outcomes.map((arrival) => arrival.status)).toEqual(outcomes.map(() => "accepted"))
+      const sql = yield* Effect.provide(SqlClient.SqlClient, services)
+      const rows = yield* sql`SELECT webhook_id FROM door.arrivals WHERE source_id = ${sourceId} AND webhook_id IS NOT NULL`.pipe(
+        Effect.flatMap(Schema.decodeUnknown(Schema.Array(Schema.Struct({ webhook_id: Schema.String })))),
+        Effect.orDie
+      )
+      // One Arrival per request, whatever its answer was.
+      expect(new Set(rows.map((row) => row.webhook_id)).size).toBe(rows.length)
+      expect(rows.length).toBeLessThanOrEqual(sent)
+      for (const webhookId of accepted.keys()) expect(rows.map((row) => row.webhook_id)).toContain(webhookId)
+      yield* Effect.logInfo(
+        `kill test: ${sent} requests sent, ${accepted.size} answered 202 before the kill, ${unanswered.length} unanswered, ${rows.length} Arrivals stored`
+      )
+    })), hangGuard)
+
+  it.live("two API nodes and two worker processes: every Arrival applied exactly once; 120 a minute per address across both nodes", () =>
+    scoped(Effect.gen(function*() {
+      const { env, services } = yield* freshDatabase
+      const apiEnv = { ...env, SERVICE_EMBEDDED_WORKER: "false" }
+      // One after the other: the second finds the demo workspace the first bootstrapped.
+      const node1 = yield* startServer("api-1", apiEnv)
+      const node2 = yield* startServer("api-2", apiEnv)
+      const { secret, sourceId, workspaceId } = yield* Effect.provide(newSource, services)
+      const workers = yield* Effect.all([startWorker("worker-a", env), startWorker("worker-b", env)], { concurrency: "unbounded" })
+
+      const count = 200
+      const arrivals = yield* Effect.forEach(Array.from({ length: count }, (_, i) => i), (i) =>
+        Effect.gen(function*() {
+          const request = signed(secret, `msg_two_${i}`, `two-${i}`)
+          const port = i % 2 === 0 ? node1.port : node2.port
+          const answer = yield* post(port, addressOf(i), `/api/v1/door/${sourceId}`, request.headers, request.body)
+          if (Option.isNone(answer)) return yield* Effect.dieMessage(`request ${i} got no answer`)
+          expect(answer.value.status, answer.value.text).toBe(202)
+          return Schema.decodeUnknownSync(Accepted)(answer.value.text).arrival
+        }), { concurrency: 8 })
+      const outcomes = yield* Effect.forEach(arrivals, (id) => settled(workspaceId, id), { concurrency: 8 }).pipe(Effect.provide(services))
+      expect(outcomes.map((arrival) => arrival.status)).toEqual(outcomes.map(() => "accepted"))
+
+      // Exactly once: one attempt each, one arrival.settled and one contact.created each, and one contact each.
+      const sql = yield* Effect.provide(SqlClient.SqlClient, services)
+      const Counted = Schema.Array(Schema.Struct({ n: Schema.NumberFromString }))
+      const countOf = (query: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
+        query.pipe(Effect.flatMap(Schema.decodeUnknown(Counted)), Effect.map((rows) => rows[0]?.n ?? -1), Effect.orDie)
+      expect(outcomes.map((arrival) => arrival.attempts)).toEqual(outcomes.map(() => 1))
+      expect(yield* countOf(sql`SELECT count(*)::text AS n FROM events.ledger WHERE name = 'arrival.settled' AND subject IN ${sql.in(arrivals.map((id) => `arrival/${id}`))}`)).toBe(count)
+      expect(yield* countOf(sql`SELECT count(DISTINCT subject)::text AS n FROM events.ledger WHERE name = 'arrival.settled' AND subject IN ${sql.in(arrivals.map((id) => `arrival/${id}`))}`)).toBe(count)
+      expect(yield* countOf(sql`SELECT count(*)::text AS n FROM events.ledger WHERE name = 'contact.created' AND workspace_id = ${workspaceId}`)).toBe(count)
+      expect(yield* countOf(sql`SELECT count(*)::text AS n FROM crm.contacts WHERE workspace_id = ${workspaceId}`)).toBe(count)
+      const byWorker = yield* sql`SELECT queue_worker AS worker, count(*)::text AS n FROM door.arrivals WHERE source_id = ${sourceId} GROUP BY 1 ORDER BY 1`.pipe(
+        Effect.flatMap(Schema.decodeUnknown(Schema.Array(Schema.Struct({ worker: Schema.String, n: Schema.NumberFromString })))),
+        Effect.orDie
+      )
+      expect(byWorker.every((row) => row.worker === "worker-a" || row.worker === "worker-b")).toBe(true)
+      yield* Effect.logInfo(`two workers: ${byWorker.map((row) => `${row.worker} ${row.n}`).join(", ")}`)
+      // SIGTERM stops a worker cleanly, with its count.
+      for (const worker of workers) {
+        yield* Effect.promise(() => worker.stop())
+        expect(worker.child.exitCode).toBe(0)
+        const applied = byWorker.find((row) => row.worker === worker.label)?.n ?? 0
+        expect(worker.stdout).toContain(`Worker ${worker.label} stopped after ${applied} Arrivals`)
+      }
+
+      // The limit across both nodes: one address, alternating nodes. Fixed one-minute windows: a run that crosses
+      // a window boundary proves nothing and is repeated from a fresh address.
+      let result: { readonly statuses: ReadonlyArray<number>; readonly last: Answer } | undefined
+      for (let attempt = 0; result === undefined && attempt < 5; attempt++) {
+        const address = `127.0.1.${1 + attempt}`
+        const startWindow = Math.floor(Date.now() / 60_000)
+        const statuses: Array<number> = []
+        let last: Answer | undefined
+        for (let i = 0; i < 121; i++) {
+          const answer = yield* post(i % 2 === 0 ? node1.port : node2.port, address, "/api/v1/door/src_doesnotexist000000000000", { "content-type": "application/json" }, "{}")
+          if (Option.isNone(answer)) return yield* Effect.dieMessage("no answer")
+          statuses.push(answer.value.status)
+          last = answer.value
+        }
+        if (Math.floor(Date.now() / 60_000) === startWindow && last !== undefined) result = { statuses, last }
+      }
+      if (result === undefined) return yield* Effect.dieMessage("every run crossed a minute boundary")
+      expect(result.statuses.slice(0, 120).filter((status) => status === 429)).toEqual([])
+      expect(result.last.status).toBe(429)
+      expect(String(result.last.headers["retry-after"])).toMatch(/^\d+$/)
+      expect(result.last.text).toContain("rate_limited")
+    })), hangGuard)
+})
+
+describe("npm run worker", () => {
+  it.live("refuses to start without DATABASE_URL, in one line on stderr", () =>
+    scoped(Effect.gen(function*() {
+      const worker = yield* spawnChild("worker", "src/worker-main.ts", { SERVICE_DATA_DIR: NodeOs.tmpdir() })
+      yield* Effect.promise(() => worker.exited)
+      expect(worker.child.exitCode).toBe(1)
+      const lines = worker.stderr.split("\n").filter((line) => line.trim().length > 0)
+      expect(lines).toHaveLength(1)
+      expect(lines[0]).toContain("A separate worker needs DATABASE_URL")
+    })), hangGuard)
+})
