@@ -16,6 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { createServer } from "node:http"
 import * as DoorRoute from "./DoorRoute.js"
+import * as ShareRoute from "./ShareRoute.js"
 import * as McpRoute from "./McpRoute.js"
 import * as ServerReadiness from "./ServerReadiness.js"
 
@@ -24,7 +25,14 @@ import * as ServerReadiness from "./ServerReadiness.js"
  *
  * @since 0.1.0 @category layers
  */
-export const routes = Layer.mergeAll(McpRoute.layer, DoorRoute.layer, DoorRoute.worker, Health.layer, HttpLayer.layer(App.groups)).pipe(
+export const routes = Layer.mergeAll(
+  McpRoute.layer,
+  DoorRoute.layer,
+  DoorRoute.worker,
+  ShareRoute.layer,
+  Health.layer,
+  HttpLayer.layer(App.groups)
+).pipe(
   Layer.provide(Projection.layerAbstracted),
   Layer.provide(ServerReadiness.layer)
 )

@@ -4,6 +4,7 @@
 export * as Governance from "./Governance.js"
 export * as TagOperations from "./TagOperations.js"
 export * as TopicOperations from "./TopicOperations.js"
+export * as SharePage from "./SharePage.js"
 export * as Topics from "./Topics.js"
 export * as TopicsBundle from "./TopicsBundle.js"
 export * as TopicsMigrations from "./TopicsMigrations.js"
