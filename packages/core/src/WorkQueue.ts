@@ -249,7 +249,14 @@ export const make = (spec: Spec): Effect.Effect<WorkQueue, never, SqlClient.SqlC
     const round = <E, R>(options: ProcessOptions<E, R>) =>
       Effect.gen(function*() {
         const claims = yield* claim(options.worker, options.batch ?? 10)
-        yield* Effect.forEach(claims, (claimed) => attempt(options, claimed), { discard: true })
+        let started = 0
+        yield* Effect.forEach(claims, (claimed) => Effect.suspend(() => {
+          started += 1
+          return attempt(options, claimed)
+        }), { discard: true }).pipe(
+          // Asked to stop: the claims of this batch not yet started go back too (the one in hand releases itself).
+          Effect.onInterrupt(() => Effect.forEach(claims.slice(started), release, { discard: true }))
+        )
         return claims.length
       })
 

@@ -144,19 +144,20 @@ for (const target of TestDatabase.targets()) {
           assert.deepStrictEqual((yield* rowsOf("fenced")).map((r) => r.applied), [0, 0])
         }))
 
-      it.effect("an interrupted worker gives its item back untried", () =>
+      it.effect("an interrupted worker gives back the item in hand and the rest of its batch, untried", () =>
         Effect.gen(function*() {
           const queue = yield* WorkQueue.make(spec("interrupted"))
           const apply = applyIn("interrupted")
-          yield* insert("interrupted", 1)
+          yield* insert("interrupted", 3)
           const started = yield* Deferred.make<void>()
           const fiber = yield* Effect.fork(
-            queue.drain({ worker: "w", handler: () => Effect.zipRight(Deferred.succeed(started, undefined), Effect.never), transactional: false })
+            queue.drain({ worker: "w", batch: 3, handler: () => Effect.zipRight(Deferred.succeed(started, undefined), Effect.never), transactional: false })
           )
           yield* Deferred.await(started)
           yield* Fiber.interrupt(fiber)
-          assert.deepStrictEqual((yield* rowsOf("interrupted")).map((r) => [r.state, r.attempts]), [["pending", 0]])
-          assert.strictEqual(yield* queue.drain({ worker: "w2", handler: (c) => apply(c.id) }), 1)
+          // No lease to wait out: all three are due again at once, none counted as tried.
+          assert.deepStrictEqual((yield* rowsOf("interrupted")).map((r) => [r.state, r.attempts]), [["pending", 0], ["pending", 0], ["pending", 0]])
+          assert.strictEqual(yield* queue.drain({ worker: "w2", handler: (c) => apply(c.id) }), 3)
         }))
 
       it.effect("a long attempt keeps its lease alive", () =>
