@@ -77,7 +77,10 @@ export const layer = HttpApiBuilder.Router.use((router) =>
       const received = { headers: request.headers, body }
       return answer(token === undefined ? yield* intake.receive(sourceId, received) : yield* intake.receiveAddress(sourceId, token, received))
     }).pipe(
-      Effect.catchTag("DoorRefusal", (error) => Effect.flatMap(RequestId.get, (requestId) => Effect.succeed(refusal(error, requestId)))),
+      Effect.catchTag("DoorRefusal", (error) =>
+        Effect.flatMap(RequestId.get, (requestId) =>
+          // Over 256 KiB the rest of the body is never read: the connection closes rather than carry it.
+          Effect.succeed(refusal(error, requestId, error.code === "payload_too_large" ? { connection: "close" } : {})))),
       Effect.catchTag("RateLimited", (limited) =>
         Effect.flatMap(RequestId.get, (requestId) =>
           Effect.succeed(

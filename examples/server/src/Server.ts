@@ -31,7 +31,8 @@ export const routes = Layer.mergeAll(
   DoorRoute.worker,
   ShareRoute.layer,
   Health.layer,
-  HttpLayer.layer(App.groups)
+  // The door reads its own body (up to 256 KiB) and answers its own 413, declared length or not.
+  HttpLayer.layer(App.groups, { ownBodyLimits: ["/api/v1/door/"] })
 ).pipe(
   Layer.provide(Projection.layerAbstracted),
   Layer.provide(ServerReadiness.layer)

@@ -196,9 +196,8 @@ for (const target of TestDatabase.targets()) {
         assert.deepStrictEqual(refusalCodes("forged"), all(FORGED, "401 invalid_signature"))
         assert.deepStrictEqual(refusalCodes("unknown_source"), all(UNKNOWN, "401 invalid_signature"))
         assert.deepStrictEqual(refusalCodes("stale"), all(STALE, "401 stale_timestamp"))
-        // A declared length over the limit is refused by the HTTP layer before the route (code PAYLOAD_TOO_LARGE), a
-        // streamed one by the door's reader (payload_too_large): the spec fixes only the status.
-        assert.deepStrictEqual(refusalCodes("oversized").map((answer) => answer.toLowerCase()), all(OVERSIZED, "413 payload_too_large"))
+        // Declared or streamed, an oversized body gets the door's own refusal, before the body is buffered.
+        assert.deepStrictEqual(refusalCodes("oversized"), all(OVERSIZED, "413 payload_too_large"))
 
         // Stored: one Arrival per distinct event (the 202s), and the refused requests of this Source as their trail.
         const stored = yield* sql`SELECT id, webhook_id, status FROM door.arrivals WHERE source_id = ${source.id}`.pipe(

@@ -29,6 +29,12 @@ import * as Routes from "./Routes.js"
 export interface Options {
   /** The realm of the `WWW-Authenticate` challenge (default `service`). */
   readonly realm?: string | undefined
+  /**
+   * Path prefixes of routes the host mounts itself that read their own body with their own limit and answer
+   * their own 413 (the intake door): the early check of a declared length is left to them, so a sender meets one
+   * refusal shape whether the length is declared or streamed.
+   */
+  readonly ownBodyLimits?: ReadonlyArray<string> | undefined
 }
 
 const pathnameOf = (url: string): string => {
@@ -64,7 +70,7 @@ const notFound = <R>(table: Routes.Table<R>, method: string, pathname: string, r
   })
 }
 
-const shape = <R>(table: Routes.Table<R>, challenge: string) =>
+const shape = <R>(table: Routes.Table<R>, challenge: string, ownBodyLimits: ReadonlyArray<string>) =>
 (
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest> =>
@@ -75,7 +81,8 @@ const shape = <R>(table: Routes.Table<R>, challenge: string) =>
     const route = table.find(request.method, pathname)
     const limit = route?.maxBodyBytes ?? Routes.defaultMaxBodyBytes
     const declared = BodyReader.declaredLength(request.headers)
-    if (declared !== undefined && declared > limit) {
+    const readsItsOwn = route === undefined && ownBodyLimits.some((prefix) => pathname.startsWith(prefix))
+    if (declared !== undefined && declared > limit && !readsItsOwn) {
       // Answered before reading a byte; the connection closes rather than carrying the unread body.
       return ApiError.respond(ApiError.PayloadTooLarge, 413, {
         statusCode: 413,
@@ -147,5 +154,5 @@ const shape = <R>(table: Routes.Table<R>, challenge: string) =>
 export const layer = <R>(groups: ReadonlyArray<Operation.Group<R>>, options: Options = {}): Layer.Layer<never> => {
   const table = Routes.make(groups)
   const challenge = Authentication.challenge(options.realm)
-  return HttpApiBuilder.middleware((app) => RequestId.withRequestId(shape(table, challenge)(app)))
+  return HttpApiBuilder.middleware((app) => RequestId.withRequestId(shape(table, challenge, options.ownBodyLimits ?? [])(app)))
 }
