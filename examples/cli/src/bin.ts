@@ -1,6 +1,6 @@
 /**
  * The `service` binary: the command tree of every operation group of the application (`App.groups`), the
- * market summaries, and the corpus operator commands, run on Node with the exit codes of
+ * market summaries, and the operator commands (`corpus`, `topics-index`), run on Node with the exit codes of
  * `Failure.ExitCode`.
  *
  * @since 0.1.0
@@ -11,6 +11,7 @@ import * as App from "@service/app/App"
 import * as Cli from "@service/cli/Cli"
 import * as CorpusCli from "@service/cli/CorpusCli"
 import * as Format from "@service/cli/Format"
+import * as TopicsCli from "@service/cli/TopicsCli"
 import * as Operation from "@service/core/Operation"
 import * as MarketOperations from "@service/market-contract/Operations"
 import * as Config from "effect/Config"
@@ -31,7 +32,7 @@ Effect.flatMap(prefix, (first) =>
   Cli.run(process.argv, {
     groups: App.groups,
     summaries: Format.marketSummaries(MarketOperations),
-    operator: CorpusCli.command
+    operators: [Cli.operator(CorpusCli.command), Cli.operator(TopicsCli.command)]
   }).pipe(Effect.provideService(Operation.SurfacePrefix, first))).pipe(
     Effect.provide(NodeContext.layer),
     Effect.provide(StderrLogger),

@@ -4,7 +4,7 @@
  * ```text
  * <prefix> [--base-url URL] [--api-key KEY] [--workspace SLUG]
  *   <group word> <operation words...> [<positional>] [--<field> ...] [--input-json <object>] [--json]
- *   <operator word> ...                       (hand-written operator commands, e.g. `corpus`)
+ *   <operator word> ...                       (hand-written operator commands, e.g. `corpus`, `topics-index`)
  * ```
  *
  * One command per operation served on the CLI; its flags come from the model-facing input schema
@@ -31,12 +31,14 @@ import * as Operation from "@service/core/Operation"
 import * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
 import * as Console from "effect/Console"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
 import * as ColorPolicy from "./ColorPolicy.js"
 import * as CommandTree from "./CommandTree.js"
 import * as Failure from "./Failure.js"
@@ -91,6 +93,58 @@ const connection = {
   )
 }
 
+/**
+ * The root's connection settings (`--base-url`, `--api-key`, `--workspace` or their environment), provided to
+ * every operator command: an operator that calls the API reads them here, so the root options work for it
+ * as they do for the derived commands.
+ *
+ * @since 0.1.0 @category operators
+ */
+export class Settings extends Context.Tag("@service/cli/Cli/Settings")<Settings, {
+  readonly baseUrl: string
+  readonly apiKey: Option.Option<Redacted.Redacted<string>>
+  readonly workspace: string
+}>() {}
+
+/** What an operator command may need from the run: the HTTP client, @effect/cli's environment, the settings. @since 0.1.0 @category operators */
+export type OperatorEnv = HttpClient.HttpClient | CliApp.CliApp.Environment | Settings
+
+/** An operator command's parsed line, erased into the effect that runs it. @since 0.1.0 @category operators */
+export interface OperatorRun {
+  readonly name: string
+  readonly run: Effect.Effect<void, Failure.Failure | Failure.Reported, OperatorEnv>
+}
+
+/**
+ * A hand-written command as the tree keeps it. Commands differ in what they parse, and a command's parsed
+ * type is both produced and consumed (invariant), so a list of different commands has no common type;
+ * {@link operator} erases it into the run, which is all the tree needs.
+ *
+ * @since 0.1.0 @category operators
+ */
+export type Operator = Command.Command<string, OperatorEnv, Failure.Failure | Failure.Reported, OperatorRun>
+
+/**
+ * A hand-written command (a word with its subcommands, e.g. `CorpusCli.command`) for `Options.operators`.
+ * A failure that is not already a CLI failure is reported as unexpected.
+ *
+ * @since 0.1.0 @category operators
+ */
+export const operator = <Name extends string, R extends OperatorEnv, E, A>(command: Command.Command<Name, R, E, A>): Operator =>
+  Command.fromDescriptor(
+    Descriptor.map(command.descriptor, (config): OperatorRun => ({
+      name: [...Descriptor.getNames(command.descriptor)][0] ?? "",
+      run: command.transform(command.handler(config), config).pipe(
+        Effect.catchAll((error) =>
+          Failure.isFailure(error) || error instanceof Failure.Reported
+            ? Effect.fail(error)
+            : Effect.fail(Failure.unexpected(error instanceof Error ? error.message : String(error)))
+        )
+      )
+    })),
+    (erased: OperatorRun) => erased.run
+  )
+
 // -----------------------------------------------------------------------------
 // Building the commands
 // -----------------------------------------------------------------------------
@@ -105,8 +159,10 @@ export interface Options<R = never, E = never, A = never, Name extends string = 
   readonly groups: ReadonlyArray<Operation.Group<unknown>>
   /** Operations' own summaries by operation name (default: none, every output gets the outline). */
   readonly summaries?: Format.Summaries | undefined
-  /** A hand-written subtree under the root, e.g. `CorpusCli.command`. */
+  /** A hand-written subtree under the root, e.g. `CorpusCli.command` (one; see `operators` for several). */
   readonly operator?: Command.Command<Name, R, E, A> | undefined
+  /** Hand-written subtrees under the root, each made with {@link operator}; they read the root's {@link Settings}. */
+  readonly operators?: ReadonlyArray<Operator> | undefined
   /** The first word (default: `Operation.SurfacePrefix`, `service`). */
   readonly prefix?: string | undefined
 }
@@ -237,7 +293,10 @@ const treeFor = <R, E, A, Name extends string>(prefix: string, options: Options<
     prefix,
     description,
     groups: options.groups,
-    external: options.operator === undefined ? [] : [externalOf(options.operator)]
+    external: [
+      ...(options.operator === undefined ? [] : [externalOf(options.operator)]),
+      ...(options.operators ?? []).map(externalOf)
+    ]
   })
 
 const build = <R, E, A, Name extends string>(prefix: string, options: Options<R, E, A, Name>) =>
@@ -275,10 +334,12 @@ const build = <R, E, A, Name extends string>(prefix: string, options: Options<R,
     const derived = tree.children.flatMap((node) =>
       node._tag === "External" ? [] : [Command.fromDescriptor(descriptorOf(node), (parsed: Parsed) => handle(parsed.invocation))]
     )
-    const [first, ...rest] = derived
+    // Operators run below the root: the root's parsed options are there to hand them as Settings.
+    const operators = (options.operators ?? []).map((command) => Command.provideEffect(command, Settings, root))
+    const [first, ...rest] = [...operators, ...derived]
     const app = { name: prefix, version }
     const run = operator !== undefined
-      ? Command.run(root.pipe(Command.withSubcommands([operator, ...derived])), app)
+      ? Command.run(root.pipe(Command.withSubcommands([operator, ...operators, ...derived])), app)
       : first !== undefined
       ? Command.run(root.pipe(Command.withSubcommands([first, ...rest])), app)
       : Command.run(root, app)

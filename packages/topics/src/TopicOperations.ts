@@ -8,8 +8,13 @@
  * faceless key or a member gets 403 before anything runs. Deleting a relation needs a person. Changing,
  * archiving or deleting reviewed knowledge needs an owner or admin (the state table decides, per topic).
  *
- * On MCP: read, search, list, create, propose, approve, reject, suggested edits and relations (add, list).
- * Direct updates, archive, delete, relation delete and sharing are for people (HTTP, CLI).
+ * On MCP: read, search, list, create, propose, approve, reject, suggested edits and relations (add, list),
+ * match-files and the audit. Direct updates, archive, delete, relation delete, sharing and the linked
+ * repository with its file index are for people (HTTP, CLI).
+ *
+ * Anchors (decision 0058): `PUT /repository` links the workspace's repository and `PUT /repository/index`
+ * loads its default branch's file index (owner or admin person). Create and update answer
+ * `anchor_validation` for their patterns; `POST /topics/match-files` and `GET /topics/audit` read them.
  *
  * @since 0.1.0
  */
@@ -17,7 +22,9 @@ import { requireOwnerOrAdminPerson, requirePerson } from "@service/core/Authoriz
 import * as Operation from "@service/core/Operation"
 import type { Caller, RequestContext } from "@service/core/RequestContext"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Anchors from "./Anchors.js"
 import * as Governance from "./Governance.js"
 import {
   caller,
@@ -84,7 +91,7 @@ export const topicsList = Operation.make({
   name: "topics_list",
   title: "List topics",
   description:
-    "The workspace's topics, most trusted first: fresh reviewed knowledge, then reviewed knowledge due for review, proposed, drafts; newest first within each. Filter by tags (any of), status, min_trust; archived topics only with status=archived.",
+    "The workspace's topics, most relevant first: reviewed knowledge whose anchored files changed since its approval (drifted) first, then fresh reviewed knowledge, reviewed knowledge due for review, proposed, drafts; newest first within each. Filter by tags (any of), status, min_trust; archived topics only with status=archived.",
   refusals: codec,
   refuses: [],
   scopes: readScopes,
@@ -263,6 +270,26 @@ export const topicsGraph = Operation.make({
 // Create, read, update, delete
 // -----------------------------------------------------------------------------
 
+/** A topic as a create or update answers it: with the advisory check of its patterns. */
+const TopicWritten = Schema.Struct({
+  ...TopicView.fields,
+  anchor_validation: Schema.optional(Anchors.AnchorValidation)
+}).annotations({ identifier: "TopicWritten" })
+
+/**
+ * The topic with `anchor_validation` for `patterns` when there is something to say (decision 0058). Run
+ * after the write, outside its transaction: the check is advisory and never undoes or blocks it.
+ */
+const withValidation = (workspaceId: string, topic: TopicView, patterns: ReadonlyArray<string> | undefined) =>
+  Effect.gen(function*() {
+    if (patterns === undefined) return topic
+    const validation = yield* (yield* Anchors.Anchors).validate(workspaceId, patterns)
+    return Option.match(validation, {
+      onNone: (): typeof TopicWritten.Type => topic,
+      onSome: (anchor_validation): typeof TopicWritten.Type => ({ ...topic, anchor_validation })
+    })
+  })
+
 const CreateInput = Schema.Struct({
   title: Governance.Title,
   body: Schema.optionalWith(Governance.Body, { default: () => "" }),
@@ -279,7 +306,7 @@ export const topicsCreate = Operation.make({
   name: "topics_create",
   title: "Create a topic",
   description:
-    "Writes a topic: a note that becomes knowledge only when an owner or admin approves it. Starts as draft unless status is proposed. Unregistered tags are registered (normalized: lower case, spaces to dashes).",
+    "Writes a topic: a note that becomes knowledge only when an owner or admin approves it. Starts as draft unless status is proposed. Unregistered tags are registered (normalized: lower case, spaces to dashes). With patterns and a linked repository, anchor_validation checks each against the file index (ok, overbroad, zero); advisory, never blocking.",
   refusals: codec,
   refuses: [],
   scopes: writeScopes,
@@ -290,7 +317,7 @@ export const topicsCreate = Operation.make({
   cli: { words: ["create"] },
   input: CreateInput,
   modelInput: CreateInput,
-  output: TopicView,
+  output: TopicWritten,
   capability: {
     question: "How do I write down something the workspace should know?",
     requires: "title; optionally body, tags, patterns, status (draft or proposed) and review_interval_days.",
@@ -299,7 +326,8 @@ export const topicsCreate = Operation.make({
   run: (input) =>
     Effect.gen(function*() {
       const { workspaceId, actor } = yield* caller
-      return yield* (yield* Topics).create(workspaceId, actor, input)
+      const topic = yield* (yield* Topics).create(workspaceId, actor, input)
+      return yield* withValidation(workspaceId, topic, input.patterns)
     })
 })
 
@@ -351,7 +379,7 @@ export const topicsUpdate = Operation.make({
   name: "topics_update",
   title: "Update a topic",
   description:
-    "Changes a draft or proposed topic's title, body, tags, patterns or review interval. Reviewed knowledge changes directly only for an owner or admin (and is approved again by them); others open a suggested edit.",
+    "Changes a draft or proposed topic's title, body, tags, patterns or review interval. Reviewed knowledge changes directly only for an owner or admin (and is approved again by them); others open a suggested edit. New patterns come back with anchor_validation, as on create.",
   refusals: codec,
   refuses: ["topic_not_found", "invalid_transition", "reviewed_needs_suggested_edit"],
   scopes: writeScopes,
@@ -363,7 +391,7 @@ export const topicsUpdate = Operation.make({
   cli: { words: ["update"], positional: "topic" },
   input: UpdateInput,
   modelInput: UpdateInput,
-  output: TopicView,
+  output: TopicWritten,
   capability: {
     question: "How do I fix a draft?",
     requires: "topic and the fields to change.",
@@ -373,9 +401,10 @@ export const topicsUpdate = Operation.make({
   run: ({ topic, ...changes }) =>
     Effect.gen(function*() {
       const { workspaceId, actor } = yield* caller
-      return yield* (yield* Topics).update(workspaceId, actor, topic, changes).pipe(
+      const updated = yield* (yield* Topics).update(workspaceId, actor, topic, changes).pipe(
         Effect.catchTags({ TopicNotFound: () => topicNotFound(topic), TransitionRefused: transitionRefused })
       )
+      return yield* withValidation(workspaceId, updated, changes.patterns)
     })
 })
 
@@ -805,6 +834,222 @@ export const topicsRelationDelete = Operation.make({
     })
 })
 
+
+// -----------------------------------------------------------------------------
+// Anchors: match-files, the audit, the linked repository and its file index
+// -----------------------------------------------------------------------------
+
+const RepoPath = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(1024)).annotations({
+  description: "A file path relative to the repository root, / separated."
+})
+
+const MatchFilesInput = Schema.Struct({
+  paths: Schema.Array(RepoPath).pipe(Schema.minItems(1), Schema.maxItems(5_000)).annotations({
+    description: "Repository paths, 1 to 5,000 (for example the files a change touches)."
+  }),
+  min_trust: Schema.optional(Governance.Trust).annotations({ description: "Only topics at least this trusted: reviewed > proposed > draft." })
+}).annotations({ ...strict, identifier: "TopicMatchFilesInput" })
+
+/** @since 0.1.0 @category operations */
+export const topicsMatchFiles = Operation.make({
+  name: "topics_match_files",
+  title: "Match files to topics",
+  description:
+    "The topics (not archived) whose patterns match any of the given paths, most matched paths first, each with the patterns that matched and the paths it covers. Ask it before changing files: the knowledge anchored there may need updating.",
+  refusals: codec,
+  refuses: [],
+  scopes: readScopes,
+  annotations: Operation.readOnly,
+  metered: false,
+  paginates: false,
+  http: { method: "POST", path: "/topics/match-files", input: { kind: "body", maxBodyBytes: 6 * 1024 * 1024 } },
+  cli: { words: ["match-files"] },
+  input: MatchFilesInput,
+  modelInput: MatchFilesInput,
+  output: Schema.Struct({ topics: Schema.Array(Anchors.FileMatch) }).annotations({ identifier: "TopicFileMatches" }),
+  capability: {
+    question: "What does the workspace know about these files?",
+    requires: "paths; optionally min_trust.",
+    example: { paths: ["src/auth/session.ts"] }
+  },
+  run: (input) =>
+    Effect.gen(function*() {
+      const { workspaceId } = yield* caller
+      return { topics: yield* (yield* Anchors.Anchors).matchFiles(workspaceId, input.paths, input.min_trust) }
+    })
+})
+
+/** @since 0.1.0 @category operations */
+export const topicsAudit = Operation.make({
+  name: "topics_audit",
+  title: "Context health audit",
+  description:
+    "The workspace's context health: drifted topics (reviewed, anchored files changed or removed since approval), stale topics (past their review interval), topics with a pattern matching no file or an overbroad one, registered tags no topic carries, and topics awaiting review (proposed, or with open suggested edits).",
+  refusals: codec,
+  refuses: [],
+  scopes: readScopes,
+  annotations: Operation.readOnly,
+  metered: false,
+  paginates: false,
+  http: { method: "GET", path: "/topics/audit", input: { kind: "query" } },
+  cli: { words: ["audit"] },
+  input: NoInput,
+  modelInput: NoInput,
+  output: Anchors.Audit,
+  capability: { question: "Which of the workspace's knowledge needs attention?", requires: "Nothing.", example: {} },
+  run: () =>
+    Effect.gen(function*() {
+      const { workspaceId } = yield* caller
+      return yield* (yield* Anchors.Anchors).audit(workspaceId)
+    })
+})
+
+const BranchName = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255), Schema.pattern(/^[^\s~^:?*[\\]+$/)).annotations({
+  description: "A git branch name."
+})
+
+const RepositoryLinkInput = Schema.Struct({
+  name: Governance.trimmed(1, 200, "The repository's name, e.g. acme/api."),
+  url: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(2_000))).annotations({
+    description: "Where the repository lives (for people; never fetched)."
+  }),
+  default_branch: BranchName.annotations({ description: "The branch whose file index anchors the topics, e.g. main." })
+}).annotations({ ...strict, identifier: "TopicsRepositoryLinkInput" })
+
+/** @since 0.1.0 @category operations */
+export const repositoryLink = Operation.make({
+  name: "topics_repository_link",
+  title: "Link a repository",
+  description:
+    "Links the workspace's repository (one per workspace). Linking the same one again changes nothing; another name, URL or default branch drops the loaded file index and the anchor baselines. Owner or admin person only.",
+  refusals: codec,
+  refuses: [],
+  scopes: writeScopes,
+  authorize: requireOwnerOrAdminPerson,
+  annotations: Operation.idempotentWrite,
+  metered: false,
+  paginates: false,
+  surfaces: { mcp: false },
+  http: { method: "PUT", path: "/repository", input: { kind: "body" } },
+  cli: { words: ["repository", "link"] },
+  input: RepositoryLinkInput,
+  modelInput: RepositoryLinkInput,
+  output: Anchors.RepositoryView,
+  capability: {
+    question: "How do I anchor topics to a repository?",
+    requires: "name and default_branch; optionally url.",
+    example: { name: "acme/api", default_branch: "main" }
+  },
+  run: (input) =>
+    Effect.gen(function*() {
+      const { workspaceId } = yield* caller
+      return yield* (yield* Anchors.Anchors).link(workspaceId, input)
+    })
+})
+
+/** @since 0.1.0 @category operations */
+export const repositoryRead = Operation.make({
+  name: "topics_repository_read",
+  title: "Read the linked repository",
+  description: "The workspace's linked repository and its last loaded file index (branch, commit, files, when); null when none is linked.",
+  refusals: codec,
+  refuses: [],
+  scopes: readScopes,
+  annotations: Operation.readOnly,
+  metered: false,
+  paginates: false,
+  surfaces: { mcp: false },
+  http: { method: "GET", path: "/repository", input: { kind: "query" } },
+  cli: { words: ["repository", "show"] },
+  input: NoInput,
+  modelInput: NoInput,
+  output: Schema.Struct({ repository: Schema.NullOr(Anchors.RepositoryView) }).annotations({ identifier: "TopicsRepositoryRead" }),
+  capability: { question: "Which repository anchors the workspace's topics?", requires: "Nothing.", example: {} },
+  run: () =>
+    Effect.gen(function*() {
+      const { workspaceId } = yield* caller
+      return { repository: Option.getOrNull(yield* (yield* Anchors.Anchors).repository(workspaceId)) }
+    })
+})
+
+const IndexLoadInput = Schema.Struct({
+  branch: BranchName.annotations({ description: "The linked repository's default branch: the index is that branch's." }),
+  commit: Schema.optional(Schema.String.pipe(Schema.pattern(/^[0-9a-f]{7,64}$/))).annotations({
+    description: "The commit the index was read at, for people reading the repository status."
+  }),
+  files: Schema.Array(Schema.Struct({
+    path: RepoPath,
+    hash: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9:+\/=_-]{1,128}$/)).annotations({
+      description: "The file's content hash: a git blob id, or any digest that changes with the content."
+    })
+  })).pipe(Schema.maxItems(Anchors.maxPageFiles)).annotations({
+    description: `Files of this page, up to ${Anchors.maxPageFiles.toLocaleString("en")}; ${Anchors.maxIndexFiles.toLocaleString("en")} across a load.`
+  }),
+  upload: Schema.optional(Schema.String.pipe(Schema.pattern(/^upl_[0-9a-f]{24}$/))).annotations({
+    description: "The upload a previous page answered: this page continues it."
+  }),
+  complete: Schema.optionalWith(Schema.Boolean, { default: () => true }).annotations({
+    description: "false: stage this page and answer an upload id for the next; true (default): the load is complete and replaces the index."
+  })
+}).annotations({ ...strict, identifier: "TopicsIndexLoadInput" })
+
+/** @since 0.1.0 @category operations */
+export const repositoryIndexLoad = Operation.make({
+  name: "topics_repository_index_load",
+  title: "Load the file index",
+  description:
+    "Loads the linked repository's default-branch file index: paths and content hashes, replacing the previous index whole in one transaction. Larger loads go in pages (complete=false answers an upload id; the page with complete=true ends it). Answers how many reviewed topics drifted. `service topics-index load` reads it from a local git checkout. Owner or admin person only.",
+  refusals: codec,
+  refuses: ["repository_not_linked"],
+  scopes: writeScopes,
+  authorize: requireOwnerOrAdminPerson,
+  annotations: Operation.idempotentWrite,
+  metered: false,
+  paginates: false,
+  surfaces: { mcp: false },
+  http: { method: "PUT", path: "/repository/index", input: { kind: "body", maxBodyBytes: 12 * 1024 * 1024 } },
+  cli: { words: ["repository", "index"] },
+  input: IndexLoadInput,
+  modelInput: IndexLoadInput,
+  output: Anchors.IndexLoad,
+  capability: {
+    question: "How do I tell the service which files the default branch has?",
+    requires: "branch and files; upload and complete for a load in pages.",
+    example: { branch: "main", files: [{ path: "src/auth/session.ts", hash: "3b18e512dba79e4c8300dd08aeb37f8e728b8dad" }] }
+  },
+  run: (input) =>
+    Effect.gen(function*() {
+      const { workspaceId } = yield* caller
+      return yield* (yield* Anchors.Anchors).load(workspaceId, input).pipe(
+        Effect.catchTags({
+          RepositoryNotLinked: () =>
+            refuse("repository_not_linked", "The workspace has no linked repository.", "Link one first: PUT /repository with name and default_branch."),
+          BranchMismatch: (mismatch) =>
+            refuse(
+              "invalid_field_value",
+              `The index is the default branch's (${mismatch.expected}), not ${mismatch.given}.`,
+              `Load ${mismatch.expected}, or link the repository again with another default_branch.`,
+              { field: "branch", allowedValues: [mismatch.expected] }
+            ),
+          UploadNotFound: (missing) =>
+            refuse(
+              "invalid_field_value",
+              `No upload ${missing.upload} is open for this workspace (another load started, or it completed).`,
+              "Start the load again without upload.",
+              { field: "upload" }
+            ),
+          IndexTooLarge: (large) =>
+            refuse(
+              "invalid_field_value",
+              `The load holds ${large.files} files; an index holds at most ${Anchors.maxIndexFiles}.`,
+              "Load fewer files (for example without vendored or generated folders).",
+              { field: "files" }
+            )
+        })
+      )
+    })
+})
+
 // -----------------------------------------------------------------------------
 // Share links
 // -----------------------------------------------------------------------------
@@ -870,8 +1115,8 @@ export const topicsUnshare = Operation.make({
 })
 
 /**
- * Every topic operation. `/topics/search`, `/topics/events` and `/topics/graph` come before
- * `/topics/:topic`: routes match in declaration order.
+ * Every topic operation. `/topics/search`, `/topics/events`, `/topics/graph`, `/topics/match-files` and
+ * `/topics/audit` come before `/topics/:topic`: routes match in declaration order.
  *
  * @since 0.1.0 @category operations
  */
@@ -880,6 +1125,11 @@ export const operations = [
   topicsSearch,
   topicsEvents,
   topicsGraph,
+  topicsMatchFiles,
+  topicsAudit,
+  repositoryLink,
+  repositoryRead,
+  repositoryIndexLoad,
   topicsCreate,
   topicsRead,
   topicsUpdate,
@@ -900,7 +1150,7 @@ export const operations = [
 ] as const
 
 /** What running the topic operations needs. @since 0.1.0 @category models */
-export type Requirements = Topics | Caller | RequestContext
+export type Requirements = Topics | Anchors.Anchors | Caller | RequestContext
 
 /** @since 0.1.0 @category groups */
 export const group: Operation.Group<Requirements> = Operation.group<Requirements>({

@@ -22,6 +22,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { createHash, randomBytes } from "node:crypto"
+import * as Anchors from "./Anchors.js"
 import * as Governance from "./Governance.js"
 
 const DAY_MS = 86_400_000
@@ -259,7 +260,7 @@ export class Topics extends Context.Tag("@service/topics/Topics")<Topics, {
     id: string,
     trigger: Move
   ) => Effect.Effect<TopicView, TopicNotFound | Governance.TransitionRefused>
-  /** Most trusted and freshest first; archived only with `status: "archived"`. */
+  /** Drifted reviewed knowledge first (decision 0058), then most trusted and freshest; archived only with `status: "archived"`. */
   readonly list: (
     workspaceId: string,
     input: ListInput
@@ -479,6 +480,7 @@ const ledgerName: Partial<Record<Move, string>> = { propose: "topic.proposed", a
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const ledger = yield* EventLedger
+  const anchors = yield* Anchors.Anchors
   const nowMs = Clock.currentTimeMillis
 
   // One transaction; a database failure is a defect (an outage the kernel reports as retryable).
@@ -606,6 +608,8 @@ export const make = Effect.gen(function*() {
       const interval = input.review_interval_days === undefined ? row.review_interval_days : input.review_interval_days
       // An owner or admin editing reviewed knowledge vouches for the new text: it is approved again.
       const updated = yield* writeContent(workspaceId, row, content, interval, row.status === "reviewed" ? actor : undefined, at)
+      // Approved again: the anchor baseline is the files the (new) patterns match now (decision 0058).
+      if (row.status === "reviewed") yield* anchors.baseline(workspaceId, id, updated.patterns)
       const changed = Object.entries(input).filter(([, value]) => value !== undefined).map(([field]) => field)
       yield* record(workspaceId, id, "updated", actor, at, { fields: changed, version: updated.version })
       return yield* view(updated)
@@ -633,6 +637,8 @@ export const make = Effect.gen(function*() {
         RETURNING ${sql.literal(topicColumns)}`.pipe(Effect.flatMap(decodeTopics), Effect.orDie)
       const moved = rows[0]
       if (moved === undefined) return yield* Effect.dieMessage("Topics: UPDATE returned no row")
+      // Drift is measured from here: the files the patterns match at approval, with their hashes (decision 0058).
+      if (approving) yield* anchors.baseline(workspaceId, id, moved.patterns)
       yield* record(workspaceId, id, moveEvent[trigger], actor, at, { from: row.status, to })
       const name = ledgerName[trigger]
       if (name !== undefined) yield* recordLedger(workspaceId, name, moved, actor, at)
@@ -649,7 +655,7 @@ export const make = Effect.gen(function*() {
         ...(input.minTrust === undefined ? [] : [sql`t.status IN ${sql.in(Governance.statusesAtLeast(input.minTrust))}`])
       ])
       const rows = yield* sql`SELECT ${sql.literal(topicColumns)} FROM topics.topics t WHERE ${where}
-        ORDER BY ${trustWeight(at)} DESC, t.updated_at DESC, t.id
+        ORDER BY ${Anchors.driftedCondition(sql)} DESC, ${trustWeight(at)} DESC, t.updated_at DESC, t.id
         LIMIT ${input.limit} OFFSET ${input.offset}`.pipe(Effect.flatMap(decodeTopics), Effect.orDie)
       const count = yield* sql`SELECT count(*)::int AS n FROM topics.topics t WHERE ${where}`.pipe(Effect.flatMap(decodeCount), Effect.orDie)
       const total = count[0]?.n ?? 0
@@ -748,6 +754,7 @@ export const make = Effect.gen(function*() {
       yield* registerTags(workspaceId, content.tags, at)
       // Merging into reviewed knowledge is an approval of the new text by the merger.
       const updated = yield* writeContent(workspaceId, row, content, row.review_interval_days, row.status === "reviewed" ? actor : undefined, at)
+      if (row.status === "reviewed") yield* anchors.baseline(workspaceId, topicId, updated.patterns)
       const decided = yield* decide(workspaceId, edit, "merged", actor, at)
       yield* record(workspaceId, topicId, "edit_merged", actor, at, {
         edit_id: editId,
@@ -1013,5 +1020,11 @@ export const make = Effect.gen(function*() {
   })
 })
 
-/** @since 0.1.0 @category layers */
-export const layer: Layer.Layer<Topics, never, SqlClient.SqlClient | EventLedger> = Layer.effect(Topics, make)
+/**
+ * The topics service with the anchors it takes baselines from (and which the operations use too).
+ *
+ * @since 0.1.0 @category layers
+ */
+export const layer: Layer.Layer<Topics | Anchors.Anchors, never, SqlClient.SqlClient | EventLedger> = Layer.effect(Topics, make).pipe(
+  Layer.provideMerge(Anchors.layer)
+)

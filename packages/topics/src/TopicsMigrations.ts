@@ -4,12 +4,14 @@
  * @since 0.1.0
  */
 import topics from "./migrations/0001_topics.js"
+import anchors from "./migrations/0002_anchors.js"
 
 /** @since 0.1.0 @category migrations */
 export const migrations = {
   name: "topics",
   dependsOn: ["core", "events"],
   migrations: {
-    "0001_topics": topics
+    "0001_topics": topics,
+    "0002_anchors": anchors
   }
 } as const

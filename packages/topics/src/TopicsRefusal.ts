@@ -21,6 +21,7 @@ export const TopicsCode = Schema.Literal(
   "reviewed_needs_owner",
   "suggested_edit_not_open",
   "suggested_edit_conflict",
+  "repository_not_linked",
   "topics_unavailable"
 )
 /** @since 0.1.0 @category models */
@@ -38,6 +39,7 @@ export const RecoveryAction = Schema.Literal(
   "suggest_edit",
   "ask_owner_or_admin",
   "open_new_suggested_edit",
+  "link_repository",
   "retry_later"
 )
 /** @since 0.1.0 @category models */
@@ -100,6 +102,12 @@ const rules: { readonly [K in TopicsCode]: Refusal.RefusalRule & { readonly acti
     retryable: false,
     action: "open_new_suggested_edit",
     description: "the topic changed the same fields since the edit was opened; nothing was merged"
+  },
+  repository_not_linked: {
+    status: 409,
+    retryable: false,
+    action: "link_repository",
+    description: "the workspace has no linked repository to load a file index for"
   },
   topics_unavailable: { status: 503, retryable: true, action: "retry_later", description: "the topics store cannot be reached right now" }
 }

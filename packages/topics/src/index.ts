@@ -1,6 +1,7 @@
 /**
  * @since 0.1.0
  */
+export * as Anchors from "./Anchors.js"
 export * as Governance from "./Governance.js"
 export * as TagOperations from "./TagOperations.js"
 export * as TopicOperations from "./TopicOperations.js"
