@@ -42,6 +42,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { randomBytes } from "node:crypto"
 import pg from "pg"
+import { dropDatabase, measurePairs } from "./Timing.js"
 
 const args = process.argv.slice(2)
 const option = (name: string): string | undefined => {
@@ -133,65 +134,12 @@ interface Case {
   readonly ordered: boolean
 }
 
-interface Stats {
-  readonly p50: number
-  readonly p95: number
-  readonly p99: number
-  readonly mean: number
-}
-
-const stats = (samples: ReadonlyArray<number>): Stats => {
-  const sorted = [...samples].sort((a, b) => a - b)
-  // Nearest rank: with 30 samples p95 is the 29th and p99 the 30th (the slowest).
-  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] ?? NaN
-  return { p50: at(0.5), p95: at(0.95), p99: at(0.99), mean: sorted.reduce((a, b) => a + b, 0) / sorted.length }
-}
-
-interface Failures {
-  count: number
-  first: string | undefined
-}
-
-/** The latency of one call; a failed call (e.g. refused with market_data_timeout) counts with its latency. */
-const timed = async (f: () => Promise<unknown>, failures: Failures): Promise<number> => {
-  const started = performance.now()
-  await f().catch((error: unknown) => {
-    failures.count++
-    failures.first ??= (String(error).split("\n")[0] ?? "").slice(0, 300)
-  })
-  return performance.now() - started
-}
-
 /**
  * `concurrency` workers share `iterations` measured pairs (after `warmup` unmeasured pairs per worker); each
  * worker alternates which of the two goes first.
  */
-const measure = async (op: () => Promise<unknown>, sql: () => Promise<unknown>, concurrency: number) => {
-  const opSamples: Array<number> = []
-  const sqlSamples: Array<number> = []
-  const opFailures: Failures = { count: 0, first: undefined }
-  const sqlFailures: Failures = { count: 0, first: undefined }
-  const ignored: Failures = { count: 0, first: undefined }
-  let next = 0
-  const worker = async (w: number) => {
-    for (let i = 0; i < warmup; i++) {
-      await timed(op, ignored)
-      await timed(sql, ignored)
-    }
-    for (let i = w; next < iterations; i++) {
-      next++
-      if (i % 2 === 0) {
-        opSamples.push(await timed(op, opFailures))
-        sqlSamples.push(await timed(sql, sqlFailures))
-      } else {
-        sqlSamples.push(await timed(sql, sqlFailures))
-        opSamples.push(await timed(op, opFailures))
-      }
-    }
-  }
-  await Promise.all(Array.from({ length: concurrency }, (_, w) => worker(w)))
-  return { op: stats(opSamples), sql: stats(sqlSamples), opFailures, sqlFailures }
-}
+const measure = (op: () => Promise<unknown>, sql: () => Promise<unknown>, concurrency: number) =>
+  measurePairs(op, sql, { concurrency, iterations, warmup })
 
 /** Every `record_fingerprint` under `results`, in document order. */
 const fingerprintsOf = (value: unknown): Array<string> => {
@@ -723,19 +671,7 @@ const main = async () => {
     if (keep || existing !== undefined) {
       console.log(`kept database ${database}`)
     } else {
-      // The service's pool closes in the background (its release waits 1 s at most): wait for its sessions to go
-      // rather than terminate them under it.
-      for (let attempt = 0; ; attempt++) {
-        const dropped = await admin.query(`DROP DATABASE IF EXISTS ${database}${attempt < 20 ? "" : " WITH (FORCE)"}`).then(
-          () => true,
-          (error: unknown) => {
-            if (attempt >= 20) throw error
-            return false
-          }
-        )
-        if (dropped) break
-        await new Promise((resolve) => setTimeout(resolve, 500))
-      }
+      await dropDatabase(admin, database)
     }
     await admin.end()
   }
