@@ -105,7 +105,7 @@ export const make = Effect.gen(function*() {
         ...(input.names === undefined || input.names.length === 0 ? [] : [sql`name IN ${sql.in(input.names)}`])
       ])
     }
-        ORDER BY id LIMIT ${Math.max(1, Math.min(input.limit, 1000))}`.pipe(Effect.flatMap(decodeRows), Effect.orDie)
+        ORDER BY ledger.id LIMIT ${Math.max(1, Math.min(input.limit, 1000))}`.pipe(Effect.flatMap(decodeRows), Effect.orDie)
 
   return EventLedger.of({ record, read })
 })

@@ -52,6 +52,19 @@ for (const target of TestDatabase.targets()) {
         assert.deepStrictEqual(yield* ledger.read({ workspaceId: yield* workspace, limit: 10 }), [])
       }))
 
+    it.effect("reads in the order recorded across a change in the number of digits of the id (9 before 10)", () =>
+      Effect.gen(function*() {
+        const ledger = yield* EventLedger.EventLedger
+        const ws = yield* workspace
+        const ids: Array<string> = []
+        for (let n = 0; n < 12; n++) {
+          ids.push((yield* ledger.record({ workspaceId: ws, name: "contact.created", subject: `contact/n${n}`, payload: contactPayload(ws, `n${n}`) })).id)
+        }
+        // Ids are numbers: compared as text "10" would come before "9".
+        assert.deepStrictEqual((yield* ledger.read({ workspaceId: ws, limit: 100 })).map((e) => e.id), ids)
+        assert.isAbove(new Set(ids.map((id) => id.length)).size, 1, "the ids should cross a change in digit count")
+      }))
+
     it.effect("writes only what the event's schema names: an email or a phone passed along is dropped", () =>
       Effect.gen(function*() {
         const ledger = yield* EventLedger.EventLedger

@@ -54,6 +54,7 @@ for (const target of TestDatabase.targets()) {
         assert.strictEqual(yield* refusalCode(Opportunities.search({ query: "dragado" })), "serving_projection_unavailable")
       }))
 
+    // No wall-clock budget: loading the demo corpus is slower on a loaded machine, not wrong.
     it.effect("needs a narrowing dimension: query_too_broad without query or structured filter", () =>
       Effect.gen(function*() {
         yield* DemoCorpus.loadAndPublish
@@ -63,7 +64,7 @@ for (const target of TestDatabase.targets()) {
         assert.strictEqual(yield* refusalCode(Opportunities.search({ open_only: false })), "query_too_broad")
         const byBuyer = yield* Opportunities.search({ buyer: "GACM", limit: 5 })
         assert.strictEqual(byBuyer.results.length, 5)
-      }))
+      }), 0)
 
     it.effect("a query alone must be selective (bounded probe); the same words with a filter are answered", () =>
       Effect.gen(function*() {

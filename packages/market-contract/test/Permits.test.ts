@@ -50,6 +50,7 @@ for (const target of TestDatabase.targets()) {
         assert.strictEqual(yield* refusalCode(Permits.search({ holder_name: "Bimbo" })), "serving_projection_unavailable")
       }))
 
+    // No wall-clock budget: loading the demo corpus is slower on a loaded machine, not wrong.
     it.effect("needs a holder: query_too_broad without holder_rfc or holder_name", () =>
       Effect.gen(function*() {
         yield* DemoCorpus.loadAndPublish
@@ -60,7 +61,7 @@ for (const target of TestDatabase.targets()) {
           (yield* refusalOf(Permits.searchPermits.runModel({ state: "Zacatecas" })))?.semanticCode,
           "invalid_field_value"
         )
-      }))
+      }), 0)
 
     it.effect("holder_name is approximate: candidates closest first, each paged once, with the warning", () =>
       Effect.gen(function*() {

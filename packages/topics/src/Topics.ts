@@ -852,7 +852,7 @@ export const make = Effect.gen(function*() {
           ...(input.topicId === undefined ? [] : [sql`topic_id = ${input.topicId}`]),
           ...(input.before === undefined ? [] : [sql`id < ${input.before}::bigint`])
         ])
-      } ORDER BY id DESC LIMIT ${input.limit + 1}`.pipe(Effect.flatMap(decodeEvents), Effect.orDie)
+      } ORDER BY topics.events.id DESC LIMIT ${input.limit + 1}`.pipe(Effect.flatMap(decodeEvents), Effect.orDie)
       const page = rows.slice(0, input.limit)
       const last = page[page.length - 1]
       return { events: page, next_cursor: rows.length > input.limit && last !== undefined ? last.id : null }
