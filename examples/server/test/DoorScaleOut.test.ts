@@ -138,7 +138,9 @@ const freshDatabase = Effect.gen(function*() {
     SERVICE_DATA_DIR: dataDir,
     SERVICE_DEMO_API_KEY: DEMO_KEY,
     SERVICE_SEALING_KEYS: keys.sealingKeys,
-    SERVICE_FINGERPRINT_KEY: keys.fingerprintKey
+    SERVICE_FINGERPRINT_KEY: keys.fingerprintKey,
+    // A killed worker's Arrivals are taken over when their lease runs out: a short one keeps the test short.
+    SERVICE_ARRIVAL_LEASE: "10 seconds"
   }
   // The test's own view of the same database, with the same keys: for the Source and for reading Arrivals back.
   const crypto = Layer.unwrapEffect(

@@ -38,6 +38,7 @@ import * as WorkQueue from "@service/core/WorkQueue"
 import { Crm, type ContactData } from "@service/crm/Crm"
 import { EventLedger } from "@service/events/EventLedger"
 import * as Clock from "effect/Clock"
+import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
@@ -273,6 +274,18 @@ const invalidSignature = () => refuse("invalid_signature", "No signature matches
 // request's headers name, so it answers exactly as a Source of that template would to a wrong signature.
 const signingTemplates = Templates.templates.filter((template) => !Templates.requiresSecretAddress(template))
 
+/**
+ * How long a worker holds an Arrival before another may take it over (renewed while the attempt runs): how long
+ * the Arrivals of a killed worker wait. Two minutes unless `SERVICE_ARRIVAL_LEASE` says otherwise.
+ *
+ * @since 0.1.0 @category config
+ */
+export const leaseConfig = Config.duration("SERVICE_ARRIVAL_LEASE").pipe(
+  Config.withDefault(Duration.minutes(2)),
+  Config.validate({ message: "must be at least 3 seconds", validation: (d) => Duration.toMillis(d) >= 3000 }),
+  Config.withDescription("How long a worker's claim on an Arrival lasts before another worker may take it over.")
+)
+
 /** @since 0.1.0 @category constructors */
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -280,7 +293,8 @@ export const make = Effect.gen(function*() {
   const crm = yield* Crm
   const ledger = yield* EventLedger
   const crypto = yield* Crypto
-  const queue = yield* WorkQueue.make({ table: "door.arrivals", lease: "2 minutes", retryDelays: RETRY_DELAYS })
+  const lease = yield* Effect.orDie(leaseConfig)
+  const queue = yield* WorkQueue.make({ table: "door.arrivals", lease, retryDelays: RETRY_DELAYS })
   // Checked against for unknown Sources, so they take the same path as a bad signature or token.
   const decoy = generateWebhookSecret()
   const decoyFingerprint = yield* crypto.fingerprint(TOKEN_FINGERPRINT_DOMAIN, `decoy-${randomBytes(24).toString("hex")}`)
