@@ -20,60 +20,23 @@ import { Caller } from "./RequestContext.js"
  * @since 0.1.0 @category errors
  */
 export class AccountRefusal extends Schema.TaggedError<AccountRefusal>("@service/core/AccountRefusal")("AccountRefusal", {
-  code: Schema.Literal("invalid_field_value"),
-  why: Schema.String,
-  suggestedCorrection: Schema.String,
-  field: Schema.optional(Schema.String),
-  allowedValues: Schema.optional(Schema.Array(Schema.String)),
-  allowedRange: Schema.optional(Refusal.AllowedRange)
+  ...Refusal.standardFields(Schema.Literal("invalid_field_value"))
 }) {}
 
-/** @since 0.1.0 @category models */
-export const AccountBlock = Schema.Struct({
-  code: Schema.Literal("invalid_field_value"),
-  why: Schema.String,
-  suggested_correction: Schema.String,
-  retryable: Schema.Boolean,
-  recovery: Schema.Struct({ action: Schema.Literal("fix_arguments") }),
-  field: Schema.optional(Schema.String),
-  allowed_values: Schema.optional(Schema.Array(Schema.String)),
-  allowed_range: Schema.optional(Refusal.AllowedRange)
-}).annotations({ identifier: "AccountBlock", description: "What was wrong with the request and how to fix it." })
-
 /** @since 0.1.0 @category codecs */
-export const codec = Refusal.makeCodec({
+export const codec = Refusal.makeStandardCodec({
   key: "account",
   identifier: "Account",
   tag: "AccountRefusal",
   is: (u: unknown): u is AccountRefusal => u instanceof AccountRefusal,
+  codes: Schema.Literal("invalid_field_value"),
+  actions: Schema.Literal("fix_arguments"),
   rules: {
     invalid_field_value: { status: 400, retryable: false, action: "fix_arguments", description: "the request has a field the operation does not take" }
   },
-  code: (refusal) => refusal.code,
-  message: (refusal) => refusal.why,
-  toBlock: (refusal) => ({
-    code: refusal.code,
-    why: refusal.why,
-    suggested_correction: refusal.suggestedCorrection,
-    retryable: false,
-    recovery: { action: "fix_arguments" },
-    ...(refusal.field === undefined ? {} : { field: refusal.field }),
-    ...(refusal.allowedValues === undefined ? {} : { allowed_values: refusal.allowedValues }),
-    ...(refusal.allowedRange === undefined ? {} : { allowed_range: refusal.allowedRange })
-  }),
-  block: AccountBlock,
-  invalidInput: (input) =>
-    new AccountRefusal({
-      code: "invalid_field_value",
-      why: input.why,
-      suggestedCorrection: input.suggestedCorrection,
-      ...(input.field === undefined ? {} : { field: input.field }),
-      ...(input.allowedValues === undefined ? {} : { allowedValues: input.allowedValues }),
-      ...(input.allowedRange === undefined ? {} : { allowedRange: input.allowedRange })
-    }),
+  make: (fields) => new AccountRefusal(fields),
   invalidInputCode: "invalid_field_value",
-  codeField: "code",
-  sample: (code) => new AccountRefusal({ code, why: "Sample refusal.", suggestedCorrection: "Send no fields." })
+  blockDescription: "What was wrong with the request and how to fix it."
 })
 
 const NoInput = Schema.Struct({}).annotations({ parseOptions: { onExcessProperty: "error" }, identifier: "UsageInput" })

@@ -194,6 +194,118 @@ export const makeCodec = <E extends { readonly _tag: string }, const Code extend
 }
 
 /**
+ * The fields of a standard refusal: a code, why, how to correct it, and where the fault is.
+ *
+ * @since 0.1.0 @category models
+ */
+export interface Standard<Code extends string> {
+  readonly code: Code
+  readonly why: string
+  readonly suggestedCorrection: string
+  readonly field?: string | undefined
+  readonly allowedValues?: ReadonlyArray<string> | undefined
+  readonly allowedRange?: AllowedRange | undefined
+}
+
+/**
+ * The fields of a domain's refusal error class built on {@link Standard}:
+ * `Schema.TaggedError<X>(...)("X", { ...Refusal.standardFields(Codes) })`.
+ *
+ * @since 0.1.0 @category models
+ */
+export const standardFields = <C extends Schema.Schema.AnyNoContext>(code: C) => ({
+  code,
+  why: Schema.String,
+  suggestedCorrection: Schema.String,
+  field: Schema.optional(Schema.String),
+  allowedValues: Schema.optional(Schema.Array(Schema.String)),
+  allowedRange: Schema.optional(AllowedRange)
+})
+
+/**
+ * A codec for a refusal built on {@link Standard}: the wire block (`code`, `why`, `suggested_correction`,
+ * `retryable`, `recovery.action`, and the fault's `field`, `allowed_values`, `allowed_range`), the structural,
+ * sample and outage refusals, all from the rules. `list` carries one more list of texts a domain's refusal may
+ * hold (a mapping's problems, an edit's conflicting fields) under its wire name.
+ *
+ * @since 0.1.0 @category constructors
+ */
+export const makeStandardCodec = <E extends { readonly _tag: string } & Standard<Code>, const Code extends string, Action extends string>(
+  spec: {
+    readonly key: string
+    readonly identifier: string
+    readonly tag: E["_tag"]
+    readonly is: (u: unknown) => u is E
+    readonly codes: Schema.Schema<Code>
+    readonly actions: Schema.Schema<Action>
+    readonly rules: { readonly [K in Code]: RefusalRule & { readonly action: Action } }
+    /** Builds the domain's refusal from standard fields (structural, sample and outage refusals). */
+    readonly make: (fields: Standard<Code>) => E
+    readonly invalidInputCode: NoInfer<Code>
+    /** The refusal of a store outage, when the domain gives one. */
+    readonly outage?: { readonly code: NoInfer<Code>; readonly why: string; readonly suggestedCorrection: string } | undefined
+    readonly list?: { readonly wire: string; readonly read: (refusal: E) => ReadonlyArray<string> | undefined } | undefined
+    readonly blockDescription?: string | undefined
+  }
+): RefusalCodec<E, Code> => {
+  const fields = {
+    code: spec.codes,
+    why: Schema.String,
+    suggested_correction: Schema.String,
+    retryable: Schema.Boolean,
+    recovery: Schema.Struct({ action: spec.actions }),
+    field: Schema.optional(Schema.String),
+    allowed_values: Schema.optional(Schema.Array(Schema.String)),
+    allowed_range: Schema.optional(AllowedRange)
+  }
+  const annotations = {
+    identifier: `${spec.identifier}Block`,
+    description: spec.blockDescription ?? "What was refused, why, and what to do next."
+  }
+  const block: Schema.Schema.AnyNoContext = spec.list === undefined
+    ? Schema.Struct(fields).annotations(annotations)
+    : Schema.Struct({ ...fields, [spec.list.wire]: Schema.optional(Schema.Array(Schema.String)) }).annotations(annotations)
+  const { list, outage, rules } = spec
+  return makeCodec({
+    key: spec.key,
+    identifier: spec.identifier,
+    tag: spec.tag,
+    is: spec.is,
+    rules,
+    code: (refusal) => refusal.code,
+    message: (refusal) => refusal.why,
+    toBlock: (refusal) => {
+      const listed = list?.read(refusal)
+      return {
+        code: refusal.code,
+        why: refusal.why,
+        suggested_correction: refusal.suggestedCorrection,
+        retryable: rules[refusal.code].retryable,
+        recovery: { action: rules[refusal.code].action },
+        ...(refusal.field === undefined ? {} : { field: refusal.field }),
+        ...(refusal.allowedValues === undefined ? {} : { allowed_values: refusal.allowedValues }),
+        ...(refusal.allowedRange === undefined ? {} : { allowed_range: refusal.allowedRange }),
+        ...(list === undefined || listed === undefined ? {} : { [list.wire]: listed })
+      }
+    },
+    block,
+    invalidInput: (input) =>
+      spec.make({
+        code: spec.invalidInputCode,
+        why: input.why,
+        suggestedCorrection: input.suggestedCorrection,
+        ...(input.field === undefined ? {} : { field: input.field }),
+        ...(input.allowedValues === undefined ? {} : { allowedValues: input.allowedValues }),
+        ...(input.allowedRange === undefined ? {} : { allowedRange: input.allowedRange })
+      }),
+    invalidInputCode: spec.invalidInputCode,
+    codeField: "code",
+    outage: outage === undefined ? undefined : () => spec.make(outage),
+    sample: (code) => spec.make({ code, why: `Sample ${code} refusal.`, suggestedCorrection: "Follow the recovery action." })
+  })
+}
+
+/**
  * The distinct HTTP statuses of a list of codes.
  *
  * @since 0.1.0 @category conversions

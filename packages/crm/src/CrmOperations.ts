@@ -27,12 +27,7 @@ export type CrmCode = typeof CrmCode.Type
 
 /** @since 0.1.0 @category errors */
 export class CrmRefusal extends Schema.TaggedError<CrmRefusal>("@service/crm/CrmRefusal")("CrmRefusal", {
-  code: CrmCode,
-  why: Schema.String,
-  suggestedCorrection: Schema.String,
-  field: Schema.optional(Schema.String),
-  allowedValues: Schema.optional(Schema.Array(Schema.String)),
-  allowedRange: Schema.optional(Refusal.AllowedRange)
+  ...Refusal.standardFields(CrmCode)
 }) {}
 
 const rules = {
@@ -43,51 +38,20 @@ const rules = {
   crm_unavailable: { status: 503, retryable: true, action: "retry_later", description: "the CRM's store cannot be reached right now" }
 } as const satisfies { readonly [K in CrmCode]: Refusal.RefusalRule }
 
-/** @since 0.1.0 @category models */
-export const CrmBlock = Schema.Struct({
-  code: CrmCode,
-  why: Schema.String,
-  suggested_correction: Schema.String,
-  retryable: Schema.Boolean,
-  recovery: Schema.Struct({ action: Schema.Literal("fix_arguments", "list_arrivals", "retry_later") }),
-  field: Schema.optional(Schema.String),
-  allowed_values: Schema.optional(Schema.Array(Schema.String)),
-  allowed_range: Schema.optional(Refusal.AllowedRange)
-}).annotations({ identifier: "CrmBlock", description: "What was refused, why, and what to do next." })
+const RecoveryAction = Schema.Literal("fix_arguments", "list_arrivals", "retry_later")
 
 /** @since 0.1.0 @category codecs */
-export const codec = Refusal.makeCodec({
+export const codec = Refusal.makeStandardCodec({
   key: "crm",
   identifier: "Crm",
   tag: "CrmRefusal",
   is: (u: unknown): u is CrmRefusal => u instanceof CrmRefusal,
+  codes: CrmCode,
+  actions: RecoveryAction,
   rules,
-  code: (refusal) => refusal.code,
-  message: (refusal) => refusal.why,
-  toBlock: (refusal) => ({
-    code: refusal.code,
-    why: refusal.why,
-    suggested_correction: refusal.suggestedCorrection,
-    retryable: rules[refusal.code].retryable,
-    recovery: { action: rules[refusal.code].action },
-    ...(refusal.field === undefined ? {} : { field: refusal.field }),
-    ...(refusal.allowedValues === undefined ? {} : { allowed_values: refusal.allowedValues }),
-    ...(refusal.allowedRange === undefined ? {} : { allowed_range: refusal.allowedRange })
-  }),
-  block: CrmBlock,
-  invalidInput: (input) =>
-    new CrmRefusal({
-      code: "invalid_field_value",
-      why: input.why,
-      suggestedCorrection: input.suggestedCorrection,
-      ...(input.field === undefined ? {} : { field: input.field }),
-      ...(input.allowedValues === undefined ? {} : { allowedValues: input.allowedValues }),
-      ...(input.allowedRange === undefined ? {} : { allowedRange: input.allowedRange })
-    }),
+  make: (fields) => new CrmRefusal(fields),
   invalidInputCode: "invalid_field_value",
-  codeField: "code",
-  outage: () => new CrmRefusal({ code: "crm_unavailable", why: "The CRM's store cannot be reached right now.", suggestedCorrection: "Retry in a few seconds." }),
-  sample: (code) => new CrmRefusal({ code, why: `Sample ${code} refusal.`, suggestedCorrection: "Follow the recovery action." })
+  outage: { code: "crm_unavailable", why: "The CRM's store cannot be reached right now.", suggestedCorrection: "Retry in a few seconds." }
 })
 
 const ContactRef = Schema.Struct({

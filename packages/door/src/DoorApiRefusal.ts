@@ -46,12 +46,7 @@ export type RecoveryAction = typeof RecoveryAction.Type
  * @since 0.1.0 @category errors
  */
 export class DoorApiRefusal extends Schema.TaggedError<DoorApiRefusal>("@service/door/DoorApiRefusal")("DoorApiRefusal", {
-  code: DoorApiCode,
-  why: Schema.String,
-  suggestedCorrection: Schema.String,
-  field: Schema.optional(Schema.String),
-  allowedValues: Schema.optional(Schema.Array(Schema.String)),
-  allowedRange: Schema.optional(Refusal.AllowedRange),
+  ...Refusal.standardFields(DoorApiCode),
   /** What was wrong, one line each (a mapping's problems). */
   problems: Schema.optional(Schema.Array(Schema.String))
 }) {}
@@ -89,19 +84,6 @@ const rules: { readonly [K in DoorApiCode]: Refusal.RefusalRule & { readonly act
   door_unavailable: { status: 503, retryable: true, action: "retry_later", description: "the door's store cannot be reached right now" }
 }
 
-/** @since 0.1.0 @category models */
-export const DoorApiBlock = Schema.Struct({
-  code: DoorApiCode,
-  why: Schema.String,
-  suggested_correction: Schema.String,
-  retryable: Schema.Boolean,
-  recovery: Schema.Struct({ action: RecoveryAction }),
-  field: Schema.optional(Schema.String),
-  allowed_values: Schema.optional(Schema.Array(Schema.String)),
-  allowed_range: Schema.optional(Refusal.AllowedRange),
-  problems: Schema.optional(Schema.Array(Schema.String))
-}).annotations({ identifier: "DoorBlock", description: "What was refused, why, and what to do next." })
-
 /**
  * Builds a refusal with the rule's own recovery.
  *
@@ -115,38 +97,20 @@ export const refuse = (
 ): DoorApiRefusal => new DoorApiRefusal({ code, why, suggestedCorrection, ...extra })
 
 /** @since 0.1.0 @category codecs */
-export const codec = Refusal.makeCodec({
+export const codec = Refusal.makeStandardCodec({
   key: "door",
   identifier: "Door",
   tag: "DoorApiRefusal",
   is: (u: unknown): u is DoorApiRefusal => u instanceof DoorApiRefusal,
+  codes: DoorApiCode,
+  actions: RecoveryAction,
   rules,
-  code: (refusal) => refusal.code,
-  message: (refusal) => refusal.why,
-  toBlock: (refusal) => ({
-    code: refusal.code,
-    why: refusal.why,
-    suggested_correction: refusal.suggestedCorrection,
-    retryable: rules[refusal.code].retryable,
-    recovery: { action: rules[refusal.code].action },
-    ...(refusal.field === undefined ? {} : { field: refusal.field }),
-    ...(refusal.allowedValues === undefined ? {} : { allowed_values: refusal.allowedValues }),
-    ...(refusal.allowedRange === undefined ? {} : { allowed_range: refusal.allowedRange }),
-    ...(refusal.problems === undefined ? {} : { problems: refusal.problems })
-  }),
-  block: DoorApiBlock,
-  invalidInput: (input) =>
-    new DoorApiRefusal({
-      code: "invalid_field_value",
-      why: input.why,
-      suggestedCorrection: input.suggestedCorrection,
-      ...(input.field === undefined ? {} : { field: input.field }),
-      ...(input.allowedValues === undefined ? {} : { allowedValues: input.allowedValues }),
-      ...(input.allowedRange === undefined ? {} : { allowedRange: input.allowedRange })
-    }),
+  make: (fields) => new DoorApiRefusal(fields),
   invalidInputCode: "invalid_field_value",
-  codeField: "code",
-  outage: () =>
-    refuse("door_unavailable", "The door's store cannot be reached right now.", "Retry in a few seconds; nothing was changed."),
-  sample: (code) => refuse(code, `Sample ${code} refusal.`, "Follow the recovery action.")
+  outage: {
+    code: "door_unavailable",
+    why: "The door's store cannot be reached right now.",
+    suggestedCorrection: "Retry in a few seconds; nothing was changed."
+  },
+  list: { wire: "problems", read: (refusal) => refusal.problems }
 })

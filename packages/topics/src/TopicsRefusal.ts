@@ -51,12 +51,7 @@ export type RecoveryAction = typeof RecoveryAction.Type
  * @since 0.1.0 @category errors
  */
 export class TopicsRefusal extends Schema.TaggedError<TopicsRefusal>("@service/topics/TopicsRefusal")("TopicsRefusal", {
-  code: TopicsCode,
-  why: Schema.String,
-  suggestedCorrection: Schema.String,
-  field: Schema.optional(Schema.String),
-  allowedValues: Schema.optional(Schema.Array(Schema.String)),
-  allowedRange: Schema.optional(Refusal.AllowedRange),
+  ...Refusal.standardFields(TopicsCode),
   /** The fields a suggested edit and the topic both changed. */
   conflictingFields: Schema.optional(Schema.Array(Schema.String))
 }) {}
@@ -112,19 +107,6 @@ const rules: { readonly [K in TopicsCode]: Refusal.RefusalRule & { readonly acti
   topics_unavailable: { status: 503, retryable: true, action: "retry_later", description: "the topics store cannot be reached right now" }
 }
 
-/** @since 0.1.0 @category models */
-export const TopicsBlock = Schema.Struct({
-  code: TopicsCode,
-  why: Schema.String,
-  suggested_correction: Schema.String,
-  retryable: Schema.Boolean,
-  recovery: Schema.Struct({ action: RecoveryAction }),
-  field: Schema.optional(Schema.String),
-  allowed_values: Schema.optional(Schema.Array(Schema.String)),
-  allowed_range: Schema.optional(Refusal.AllowedRange),
-  conflicting_fields: Schema.optional(Schema.Array(Schema.String))
-}).annotations({ identifier: "TopicsBlock", description: "What was refused, why, and what to do next." })
-
 /**
  * Builds a refusal with the rule's own recovery.
  *
@@ -142,37 +124,20 @@ export const refuse = (
 ): TopicsRefusal => new TopicsRefusal({ code, why, suggestedCorrection, ...extra })
 
 /** @since 0.1.0 @category codecs */
-export const codec = Refusal.makeCodec({
+export const codec = Refusal.makeStandardCodec({
   key: "topics",
   identifier: "Topics",
   tag: "TopicsRefusal",
   is: (u: unknown): u is TopicsRefusal => u instanceof TopicsRefusal,
+  codes: TopicsCode,
+  actions: RecoveryAction,
   rules,
-  code: (refusal) => refusal.code,
-  message: (refusal) => refusal.why,
-  toBlock: (refusal) => ({
-    code: refusal.code,
-    why: refusal.why,
-    suggested_correction: refusal.suggestedCorrection,
-    retryable: rules[refusal.code].retryable,
-    recovery: { action: rules[refusal.code].action },
-    ...(refusal.field === undefined ? {} : { field: refusal.field }),
-    ...(refusal.allowedValues === undefined ? {} : { allowed_values: refusal.allowedValues }),
-    ...(refusal.allowedRange === undefined ? {} : { allowed_range: refusal.allowedRange }),
-    ...(refusal.conflictingFields === undefined ? {} : { conflicting_fields: refusal.conflictingFields })
-  }),
-  block: TopicsBlock,
-  invalidInput: (input) =>
-    new TopicsRefusal({
-      code: "invalid_field_value",
-      why: input.why,
-      suggestedCorrection: input.suggestedCorrection,
-      ...(input.field === undefined ? {} : { field: input.field }),
-      ...(input.allowedValues === undefined ? {} : { allowedValues: input.allowedValues }),
-      ...(input.allowedRange === undefined ? {} : { allowedRange: input.allowedRange })
-    }),
+  make: (fields) => new TopicsRefusal(fields),
   invalidInputCode: "invalid_field_value",
-  codeField: "code",
-  outage: () => refuse("topics_unavailable", "The topics store cannot be reached right now.", "Retry in a few seconds; nothing was changed."),
-  sample: (code) => refuse(code, `Sample ${code} refusal.`, "Follow the recovery action.")
+  outage: {
+    code: "topics_unavailable",
+    why: "The topics store cannot be reached right now.",
+    suggestedCorrection: "Retry in a few seconds; nothing was changed."
+  },
+  list: { wire: "conflicting_fields", read: (refusal) => refusal.conflictingFields }
 })
