@@ -16,6 +16,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { ArrivalStatus } from "./Intake.js"
+import { statusColumn, statusDetailColumn } from "./internal/arrivalStatus.js"
 
 /** One step of an Arrival's trail, as the ledger recorded it. @since 0.1.0 @category models */
 export const TrailStep = Schema.Struct({
@@ -84,9 +85,7 @@ const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
 
 const columns = `id, source_id,
   to_char(received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS received_at, event_type,
-  CASE WHEN queue_state = 'dead' THEN 'failed' ELSE status END AS status,
-  CASE WHEN queue_state = 'dead' THEN queue_last_error ELSE status_detail END AS status_detail,
-  contact_id, opportunity_id, queue_attempts AS attempts, body IS NOT NULL AS raw_notice_kept`
+  ${statusColumn}, ${statusDetailColumn}, contact_id, opportunity_id, queue_attempts AS attempts, body IS NOT NULL AS raw_notice_kept`
 
 // The position after which the next page starts: the last row's instant and id.
 const CursorJson = Schema.parseJson(Schema.Tuple(Schema.String, Schema.String))

@@ -57,6 +57,7 @@ import * as NoticeBody from "./NoticeBody.js"
 import * as StandardWebhooks from "./StandardWebhooks.js"
 import { type IntakeView, type SourceDetail, SourceNotFound, Sources, TOKEN_FINGERPRINT_DOMAIN } from "./Sources.js"
 import * as Templates from "./Templates.js"
+import { statusColumn, statusDetailColumn } from "./internal/arrivalStatus.js"
 
 /** The largest body the door reads (spec: 256 KiB). @since 0.1.0 @category constants */
 export const MAX_BODY_BYTES = 256 * 1024
@@ -190,10 +191,7 @@ const IdStatus = Schema.Array(Schema.Struct({ id: Schema.String, status: Arrival
 const StoredHeaders = Schema.Record({ key: Schema.String, value: Schema.String })
 const decodeReading = Schema.decodeUnknownOption(Mappings.Reading)
 
-// An Arrival whose processing ran out of attempts is failed, whatever step it stopped at.
-const arrivalColumns = `id, workspace_id, source_id, event_type,
-  CASE WHEN queue_state = 'dead' THEN 'failed' ELSE status END AS status,
-  CASE WHEN queue_state = 'dead' THEN queue_last_error ELSE status_detail END AS status_detail,
+const arrivalColumns = `id, workspace_id, source_id, event_type, ${statusColumn}, ${statusDetailColumn},
   contact_id, opportunity_id, queue_attempts AS attempts, body, content_type, headers, batch_index, reading`
 
 const toArrival = (row: ArrivalRow): Arrival => ({
@@ -332,7 +330,7 @@ export const make = Effect.gen(function*() {
 
   const firstOf = (sourceId: string, webhookId: string | null, eventKey: string | null) =>
     Effect.gen(function*() {
-      const first = yield* sql`SELECT id, CASE WHEN queue_state = 'dead' THEN 'failed' ELSE status END AS status
+      const first = yield* sql`SELECT id, ${sql.literal(statusColumn)}
         FROM door.arrivals WHERE source_id = ${sourceId} AND status <> 'rejected'
           AND (webhook_id = ${webhookId} OR event_key = ${eventKey})
         ORDER BY received_at LIMIT 1`.pipe(Effect.flatMap(Schema.decodeUnknown(IdStatus)), Effect.orDie)
