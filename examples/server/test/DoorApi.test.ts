@@ -3,7 +3,6 @@
  * MCP through both official client generations. Sources, Arrivals with their trails, roles, test workspaces
  * and the OpenAPI document. One server per database target, shared by the tests of this file.
  */
-import * as HttpServer from "@effect/platform/HttpServer"
 import { assert, layer } from "@effect/vitest"
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from "@modelcontextprotocol/client"
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js"
@@ -16,7 +15,6 @@ import { Crm } from "@service/crm/Crm"
 import * as StandardWebhooks from "@service/door/StandardWebhooks"
 import { EventLedger } from "@service/events/EventLedger"
 import * as TestDatabase from "@service/storage/TestDatabase"
-import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -27,25 +25,16 @@ import * as Schema from "effect/Schema"
 import * as NodeFs from "node:fs"
 import { ensureDemo } from "../src/Bootstrap.js"
 import * as Server from "../src/Server.js"
-import { jsonOf, rest } from "./support/Rest.js"
+import { jsonOf, rest, Running, running } from "./support/Rest.js"
 
 const OWNER_KEY = "svc_key_door_api_owner_0123456789abcdef"
 const MEMBER_KEY = "svc_key_door_api_member_0123456789abcdef"
 const FACELESS_KEY = "svc_key_door_api_faceless_0123456789abcdef"
 
-class Running extends Context.Tag("Running")<Running, { readonly port: number; readonly baseUrl: string; readonly workspaceId: string }>() {}
-
-const running = Layer.effect(
-  Running,
-  Effect.gen(function*() {
-    const address = (yield* HttpServer.HttpServer).address
-    if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
-    const accounts = yield* Accounts.Accounts
-    const demo = yield* accounts.findWorkspaceBySlug("demo")
-    if (Option.isNone(demo)) return yield* Effect.dieMessage("no demo workspace")
-    return { port: address.port, baseUrl: `http://127.0.0.1:${address.port}`, workspaceId: demo.value.id }
-  })
-)
+/** The demo workspace's id, for the CRM and ledger reads the tests make in-process. */
+const demoWorkspaceId = Effect.flatMap(Accounts.Accounts, (accounts) =>
+  Effect.flatMap(accounts.findWorkspaceBySlug("demo"), (demo) =>
+    Option.match(demo, { onNone: () => Effect.dieMessage("no demo workspace"), onSome: (workspace) => Effect.succeed(workspace.id) })))
 
 // The demo owner's key, a member's key and a key with no person behind it, all with the CRM scope.
 const prepared = Layer.effectDiscard(
@@ -206,7 +195,7 @@ for (const target of TestDatabase.targets()) {
 
     it.effect("a Source opens an opportunity in its Pipeline stage for each new contact; moves and erasure are recorded in the ledger; a stage of another Pipeline is refused", () =>
       Effect.gen(function*() {
-        const { workspaceId } = yield* Running
+        const workspaceId = yield* demoWorkspaceId
         const crm = yield* Crm
         const sales = yield* crm.createPipeline(workspaceId, { name: "Sales", stages: [{ name: "New" }, { name: "Won", outcome: "won" }] })
         const other = yield* crm.createPipeline(workspaceId, { name: "Other", stages: [{ name: "Only" }] })
@@ -439,7 +428,7 @@ for (const target of TestDatabase.targets()) {
 
     it.effect("test workspaces copy Pipelines and Sources with new secrets, take unsigned test Arrivals, at most 5, none from a test workspace", () =>
       Effect.gen(function*() {
-        const { workspaceId } = yield* Running
+        const workspaceId = yield* demoWorkspaceId
         const crm = yield* Crm
         const pipeline = yield* crm.createPipeline(workspaceId, { name: "Copied", stages: [{ name: "First" }] })
         const original = yield* call(Created, 200, "POST", api("/door/sources"), OWNER_KEY, {

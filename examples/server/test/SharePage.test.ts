@@ -2,12 +2,10 @@
  * A topic's public link, checked the way a reader meets it: the page opened in a real headless Chromium
  * (Debian's package; `.ci/run` installs it), the markdown fetched as is, and the link revoked.
  */
-import * as HttpServer from "@effect/platform/HttpServer"
 import { assert, layer } from "@effect/vitest"
 import * as App from "@service/app/App"
 import { Crypto } from "@service/core/Crypto"
 import * as TestDatabase from "@service/storage/TestDatabase"
-import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -18,21 +16,10 @@ import { existsSync } from "node:fs"
 import { chromium } from "playwright-core"
 import { ensureDemo } from "../src/Bootstrap.js"
 import * as Server from "../src/Server.js"
-import { jsonOf, rest } from "./support/Rest.js"
+import { jsonOf, rest, Running, running } from "./support/Rest.js"
 
 const KEY = "svc_key_share_page_0123456789abcdef"
 const CHROMIUM = "/usr/bin/chromium"
-
-class Running extends Context.Tag("Running")<Running, { readonly port: number; readonly baseUrl: string }>() {}
-
-const running = Layer.effect(
-  Running,
-  Effect.gen(function*() {
-    const address = (yield* HttpServer.HttpServer).address
-    if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
-    return { port: address.port, baseUrl: `http://127.0.0.1:${address.port}` }
-  })
-)
 
 const prepared = Layer.effectDiscard(ensureDemo(Option.some(Redacted.make(KEY))).pipe(Effect.orDie))
 

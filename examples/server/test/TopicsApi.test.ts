@@ -3,14 +3,12 @@
  * over REST and over MCP (an owner, a member and a key with no person behind it), and the deprecated `watchers`
  * path. One server per database target, shared by the tests of this file.
  */
-import * as HttpServer from "@effect/platform/HttpServer"
 import { assert, layer } from "@effect/vitest"
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client"
 import * as App from "@service/app/App"
 import * as Accounts from "@service/core/Accounts"
 import { Crypto } from "@service/core/Crypto"
 import * as TestDatabase from "@service/storage/TestDatabase"
-import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -19,22 +17,11 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { ensureDemo } from "../src/Bootstrap.js"
 import * as Server from "../src/Server.js"
-import { jsonOf, rest } from "./support/Rest.js"
+import { jsonOf, rest, Running, running } from "./support/Rest.js"
 
 const OWNER_KEY = "svc_key_topics_owner_0123456789abcdef"
 const MEMBER_KEY = "svc_key_topics_member_0123456789abcdef"
 const FACELESS_KEY = "svc_key_topics_faceless_0123456789abcdef"
-
-class Running extends Context.Tag("Running")<Running, { readonly port: number; readonly baseUrl: string }>() {}
-
-const running = Layer.effect(
-  Running,
-  Effect.gen(function*() {
-    const address = (yield* HttpServer.HttpServer).address
-    if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
-    return { port: address.port, baseUrl: `http://127.0.0.1:${address.port}` }
-  })
-)
 
 const prepared = Layer.effectDiscard(
   Effect.gen(function*() {

@@ -1,7 +1,10 @@
 /**
  * REST calls as a user's client makes them, for the server's end-to-end tests.
  */
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { request as httpRequest } from "node:http"
 
 export interface Answer {
@@ -34,3 +37,16 @@ export const jsonOf = (text: string): unknown => {
     return undefined
   }
 }
+
+/** Where the server under test listens. */
+export class Running extends Context.Tag("Running")<Running, { readonly port: number; readonly baseUrl: string }>() {}
+
+/** The listening address of the file's server, for REST and MCP clients. */
+export const running = Layer.effect(
+  Running,
+  Effect.gen(function*() {
+    const address = (yield* HttpServer.HttpServer).address
+    if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
+    return { port: address.port, baseUrl: `http://127.0.0.1:${address.port}` }
+  })
+)
