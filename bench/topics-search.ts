@@ -25,7 +25,7 @@ import * as Accounts from "@service/core/Accounts"
 import { Crypto } from "@service/core/Crypto"
 import { WorkspaceSlug } from "@service/core/Ids"
 import * as Server from "@service/example-server/Server"
-import { Topics } from "@service/topics/Topics"
+import { searchWindow, Topics } from "@service/topics/Topics"
 import * as Database from "@service/storage/Database"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -75,6 +75,7 @@ const quiet = Logger.withMinimumLogLevel(LogLevel.Warning)
 const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits })
 const TARGET_MS = 30
 const LIMIT = 50
+const SEARCH_WINDOW = searchWindow
 
 // ---------------------------------------------------------------------------
 // Generated text
@@ -224,22 +225,25 @@ const main = async () => {
         "t.search @@ q.q",
         ...(q.tags === undefined ? [] : ["t.tags && $3::text[]"]),
         ...(q.minTrust === undefined ? [] : ["t.status IN ('reviewed')"]),
-        ...(q.stale === undefined ? [] : [q.stale ? stale : `NOT ${stale}`])
+        ...(q.stale === undefined ? [] : [q.stale ? `t.status = 'reviewed' AND ${stale}` : `NOT ${stale}`])
       ]
-      const text = `SELECT t.id, t.workspace_id, t.title, t.body, t.tags, t.patterns, t.status, t.version, t.review_interval_days,
+      // Only the SEARCH_WINDOW most recently updated matches are ranked, as the service does (decision 0059).
+      const text = `WITH recent AS (
+          SELECT t.id FROM topics.topics t, to_tsquery('simple', $2) AS q(q) WHERE ${where.join(" AND ")}
+          ORDER BY t.updated_at DESC, t.id LIMIT ${SEARCH_WINDOW})
+        SELECT t.id, t.workspace_id, t.title, t.body, t.tags, t.patterns, t.status, t.version, t.review_interval_days,
           t.approved_by, t.approved_at, t.created_by, t.created_at, t.updated_at,
           ts_rank_cd(t.search, q.q) * (CASE WHEN t.status = 'reviewed' AND NOT ${stale} THEN 1.0 WHEN t.status = 'reviewed' THEN 0.6
             WHEN t.status = 'proposed' THEN 0.5 WHEN t.status = 'draft' THEN 0.3 ELSE 0.1 END) AS score
-        FROM topics.topics t, to_tsquery('simple', $2) AS q(q)
-        WHERE ${where.join(" AND ")}
+        FROM recent r JOIN topics.topics t ON t.id = r.id, to_tsquery('simple', $2) AS q(q)
         ORDER BY score DESC, t.updated_at DESC, t.id LIMIT ${LIMIT}`
       const values = [workspace.id, q.words.join(" | "), ...(q.tags === undefined ? [] : [q.tags])]
-      return { text, values }
+      const count = `SELECT count(*)::int AS n FROM topics.topics t, to_tsquery('simple', $2) AS q(q) WHERE ${where.join(" AND ")}`
+      return { text, values, count }
     }
     const countOf = async (q: Query) => {
-      const { text, values } = sqlOf(q)
-      const from = text.slice(text.indexOf("FROM topics.topics"), text.indexOf("ORDER BY"))
-      return decodeCount((await pool.query(`SELECT count(*)::int AS n ${from}`, values)).rows)[0]?.n ?? 0
+      const { count, values } = sqlOf(q)
+      return decodeCount((await pool.query(count, values)).rows)[0]?.n ?? 0
     }
 
     const base = `http://127.0.0.1:${address.port}/api/v1/workspaces/${slug}/topics/search`
@@ -249,7 +253,7 @@ const main = async () => {
       const inProcess = () =>
         rt.runPromise(Effect.flatMap(Topics, (topics) =>
           topics.search(workspace.id, { query: q.words.join(" "), limit: LIMIT, tags: q.tags, minTrust: q.minTrust, stale: q.stale })
-        )).then((hits) => hits.map((hit) => hit.topic.id))
+        )).then((result) => result.hits.map((hit) => hit.topic.id))
       const params = new URLSearchParams({ query: q.words.join(" "), limit: String(LIMIT) })
       if (q.tags !== undefined) params.set("tags", q.tags.join(","))
       if (q.minTrust !== undefined) params.set("min_trust", q.minTrust)

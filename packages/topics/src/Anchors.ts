@@ -317,8 +317,14 @@ export class Anchors extends Context.Tag("@service/topics/Anchors")<Anchors, {
  *
  * @since 0.1.0 @category sql
  */
-export const driftedCondition = (sql: SqlClient.SqlClient): Fragment =>
-  sql`(t.status = 'reviewed' AND EXISTS (SELECT 1 FROM topics.anchors a
+export const driftedCondition = (sql: SqlClient.SqlClient): Fragment => sql.literal(driftedExpression)
+
+/**
+ * The same condition as SQL text, for column lists (every topic read carries `governance.drifted`).
+ *
+ * @since 0.1.0 @category sql
+ */
+export const driftedExpression = `(t.status = 'reviewed' AND EXISTS (SELECT 1 FROM topics.anchors a
     LEFT JOIN topics.files f ON f.workspace_id = a.workspace_id AND f.path = a.path
     WHERE a.topic_id = t.id AND f.hash IS DISTINCT FROM a.hash))`
 

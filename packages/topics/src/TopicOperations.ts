@@ -41,7 +41,7 @@ import {
   transitionRefused,
   writeScopes
 } from "./internal/common.js"
-import { EditStatus, EditView, EventView, Graph, RelationView, ShareLink, Topics, TopicView } from "./Topics.js"
+import { EditStatus, EditView, EventView, Graph, RelationView, searchWindow, ShareLink, Topics, TopicView } from "./Topics.js"
 import { codec, refuse } from "./TopicsRefusal.js"
 
 const TopicRef = Schema.Struct({ topic: TopicId }).annotations({ ...strict, identifier: "TopicRef" })
@@ -148,7 +148,13 @@ const SearchHits = Schema.Struct({
   topics: Schema.Array(Schema.Struct({
     ...TopicView.fields,
     score: Schema.Number.annotations({ description: "Text relevance weighted by trust; higher first." })
-  }))
+  })),
+  ranked: Schema.Number.annotations({
+    description: `How many matches were ranked: all of them, or the ${searchWindow.toLocaleString("en")} most recently updated.`
+  }),
+  complete: Schema.Boolean.annotations({
+    description: `False when more than ${searchWindow.toLocaleString("en")} topics matched: older matches were not ranked; add words, tags or min_trust to narrow.`
+  })
 }).annotations({ identifier: "TopicSearchResults" })
 
 /** @since 0.1.0 @category operations */
@@ -156,7 +162,7 @@ export const topicsSearch = Operation.make({
   name: "topics_search",
   title: "Search topics",
   description:
-    "Full-text search over titles and bodies, ranked by relevance weighted by trust (fresh reviewed knowledge outranks stale, proposed and draft text). Archived topics are never returned. Each result carries trust and governance.",
+    `Full-text search over titles and bodies, ranked by relevance weighted by trust (fresh reviewed knowledge outranks stale, proposed and draft text). Archived topics are never returned. Each result carries trust and governance. When more than ${searchWindow.toLocaleString("en")} topics match, the ${searchWindow.toLocaleString("en")} most recently updated are ranked and complete is false.`,
   refusals: codec,
   refuses: [],
   scopes: readScopes,
@@ -176,14 +182,14 @@ export const topicsSearch = Operation.make({
   run: (input) =>
     Effect.gen(function*() {
       const { workspaceId } = yield* caller
-      const hits = yield* (yield* Topics).search(workspaceId, {
+      const result = yield* (yield* Topics).search(workspaceId, {
         query: input.query,
         limit: input.limit ?? 50,
         tags: input.tags,
         stale: input.stale,
         minTrust: input.min_trust
       })
-      return { topics: hits.map((hit) => ({ ...hit.topic, score: hit.score })) }
+      return { topics: result.hits.map((hit) => ({ ...hit.topic, score: hit.score })), ranked: result.ranked, complete: result.complete }
     })
 })
 

@@ -51,7 +51,10 @@ export const GovernanceView = Schema.Struct({
   review_due_at: Schema.NullOr(Schema.String).annotations({
     description: "When reviewed knowledge is due for another review (approved_at plus review_interval_days); null without an interval."
   }),
-  stale: Schema.Boolean.annotations({ description: "Reviewed knowledge past its review_due_at." })
+  stale: Schema.Boolean.annotations({ description: "Reviewed knowledge past its review_due_at." }),
+  drifted: Schema.Boolean.annotations({
+    description: "Reviewed knowledge whose anchored files changed or vanished since its approval: check it against the code before trusting it."
+  })
 }).annotations({ identifier: "TopicGovernance" })
 
 /** A topic as every read shows it. @since 0.1.0 @category models */
@@ -214,6 +217,28 @@ export interface SearchInput {
   readonly minTrust?: Governance.Trust | undefined
 }
 
+/**
+ * How many of the most recently updated matches a search ranks (decision 0059). Past it, older matches are not
+ * considered and the result says so (`complete: false`).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const searchWindow = 1000
+
+/**
+ * A search's hits, best first, and how much of the match set was ranked: `ranked` matches, all of them when
+ * `complete`, else the `searchWindow` most recently updated.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SearchResult {
+  readonly hits: ReadonlyArray<{ readonly topic: TopicView; readonly score: number }>
+  readonly ranked: number
+  readonly complete: boolean
+}
+
 // -----------------------------------------------------------------------------
 // Errors
 // -----------------------------------------------------------------------------
@@ -269,7 +294,7 @@ export class Topics extends Context.Tag("@service/topics/Topics")<Topics, {
   readonly search: (
     workspaceId: string,
     input: SearchInput
-  ) => Effect.Effect<ReadonlyArray<{ readonly topic: TopicView; readonly score: number }>>
+  ) => Effect.Effect<SearchResult>
   readonly openEdit: (
     workspaceId: string,
     actor: Actor,
@@ -362,12 +387,13 @@ const TopicRow = Schema.Struct({
   approved_at: Schema.NullOr(Schema.String),
   created_by: Schema.NullOr(Schema.String),
   created_at: Schema.String,
-  updated_at: Schema.String
+  updated_at: Schema.String,
+  drifted: Schema.Boolean
 })
 type TopicRow = typeof TopicRow.Type
 
 const decodeTopics = Schema.decodeUnknown(Schema.Array(TopicRow))
-const decodeScored = Schema.decodeUnknown(Schema.Array(Schema.Struct({ ...TopicRow.fields, score: Schema.Number })))
+const decodeScored = Schema.decodeUnknown(Schema.Array(Schema.Struct({ ...TopicRow.fields, score: Schema.Number, matched: Schema.Number })))
 const decodeCount = Schema.decodeUnknown(Schema.Array(Schema.Struct({ n: Schema.Number })))
 
 const Base = Schema.Struct({
@@ -408,7 +434,7 @@ const iso = (column: string): string => `to_char(${column} AT TIME ZONE 'UTC', '
 
 const topicColumns = `t.id, t.workspace_id, t.title, t.body, to_json(t.tags)::text AS tags, to_json(t.patterns)::text AS patterns,
   t.status, t.version, t.review_interval_days, t.approved_by, ${iso("t.approved_at")} AS approved_at, t.created_by,
-  ${iso("t.created_at")} AS created_at, ${iso("t.updated_at")} AS updated_at`
+  ${iso("t.created_at")} AS created_at, ${iso("t.updated_at")} AS updated_at, ${Anchors.driftedExpression} AS drifted`
 
 const editColumns = `e.id, e.topic_id, e.summary, e.patch::text AS patch, e.base::text AS base, e.base_version, e.status, e.opened_by,
   e.opened_via, e.decided_by, ${iso("e.decided_at")} AS decided_at, e.approved_via, ${iso("e.created_at")} AS created_at`
@@ -447,7 +473,8 @@ export const viewOf = (row: TopicRow, nowMs: number): TopicView => {
       approved_by: row.approved_by,
       approved_at: row.approved_at,
       review_due_at: due === null ? null : new Date(due).toISOString(),
-      stale: due !== null && due < nowMs
+      stale: due !== null && due < nowMs,
+      drifted: row.drifted
     },
     review_interval_days: row.review_interval_days,
     version: row.version,
@@ -515,6 +542,9 @@ export const make = Effect.gen(function*() {
     )
 
   const view = (row: TopicRow) => Effect.map(nowMs, (now) => viewOf(row, now))
+
+  // A row returned before its new baseline was written shows the old baseline's drift; a new baseline has none.
+  const rebaselined = (row: TopicRow, baselined: boolean): TopicRow => baselined ? { ...row, drifted: false } : row
 
   const record = (
     workspaceId: string,
@@ -612,7 +642,7 @@ export const make = Effect.gen(function*() {
       if (row.status === "reviewed") yield* anchors.baseline(workspaceId, id, updated.patterns)
       const changed = Object.entries(input).filter(([, value]) => value !== undefined).map(([field]) => field)
       yield* record(workspaceId, id, "updated", actor, at, { fields: changed, version: updated.version })
-      return yield* view(updated)
+      return yield* view(rebaselined(updated, row.status === "reviewed"))
     }))
 
   const remove = (workspaceId: string, actor: Actor, id: string) =>
@@ -642,7 +672,7 @@ export const make = Effect.gen(function*() {
       yield* record(workspaceId, id, moveEvent[trigger], actor, at, { from: row.status, to })
       const name = ledgerName[trigger]
       if (name !== undefined) yield* recordLedger(workspaceId, name, moved, actor, at)
-      return yield* view(moved)
+      return yield* view(rebaselined(moved, approving))
     }))
 
   const list = (workspaceId: string, input: ListInput) =>
@@ -666,28 +696,43 @@ export const make = Effect.gen(function*() {
   const search = (workspaceId: string, input: SearchInput) =>
     Effect.gen(function*() {
       const at = yield* now
-      // Any word may match (OR); documents matching more words, in the title, rank higher. Matches are ranked on
-      // their id alone and only the page is read in full: formatting every match first cost more than the ranking
-      // (bench/README.md, Topics search).
-      const rows = yield* sql`SELECT ${sql.literal(topicColumns)}, r.score FROM (
-        SELECT t.id, t.updated_at, (ts_rank_cd(t.search, q.q) * ${trustWeight(at)})::float8 AS score
-        FROM topics.topics t, (SELECT replace(plainto_tsquery('simple', ${input.query})::text, '&', '|')::tsquery AS q) q
-        WHERE ${
+      // Any word may match (OR); documents matching more words, in the title, rank higher. Only the
+      // `searchWindow` most recently updated matches are ranked (decision 0059): ranking every match of a common
+      // word cost hundreds of milliseconds (bench/README.md, Topics search). One more is read to tell whether the
+      // window was full. Only the page is read in full.
+      // Written inline, not in a CTE, so the planner sees a constant query: it walks the recent-first index for a
+      // common word and the GIN index for a rare one.
+      const query = sql`(replace(plainto_tsquery('simple', ${input.query})::text, '&', '|')::tsquery)`
+      const rows = yield* sql`WITH recent AS (
+          SELECT t.id, t.updated_at FROM topics.topics t WHERE ${
         sql.and([
           sql`t.workspace_id = ${workspaceId}`,
           sql`t.status <> 'archived'`,
-          sql`t.search @@ q.q`,
+          sql`t.search @@ ${query}`,
           ...(input.tags === undefined || input.tags.length === 0 ? [] : [sql`t.tags && ${textArray(input.tags)}`]),
           ...(input.minTrust === undefined ? [] : [sql`t.status IN ${sql.in(Governance.statusesAtLeast(input.minTrust))}`]),
-          ...(input.stale === undefined ? [] : [input.stale ? staleAt(at) : sql`NOT ${staleAt(at)}`])
+          // Only reviewed knowledge is stale; saying so lets the planner walk the status index.
+          ...(input.stale === undefined ? [] : [input.stale ? sql`t.status = 'reviewed' AND ${staleAt(at)}` : sql`NOT ${staleAt(at)}`])
         ])
       }
-        ORDER BY score DESC, t.updated_at DESC, t.id
-        LIMIT ${input.limit}) r
-        JOIN topics.topics t ON t.id = r.id
+          ORDER BY t.updated_at DESC, t.id LIMIT ${searchWindow + 1}),
+        candidates AS (SELECT r.id, row_number() OVER (ORDER BY r.updated_at DESC, r.id) AS n, count(*) OVER () AS matched FROM recent r),
+        ranked AS (
+          SELECT t.id, t.updated_at, w.matched, (ts_rank_cd(t.search, ${query}) * ${trustWeight(at)})::float8 AS score
+          FROM candidates w JOIN topics.topics t ON t.id = w.id
+          WHERE w.n <= ${searchWindow}
+          ORDER BY score DESC, t.updated_at DESC, t.id
+          LIMIT ${input.limit})
+        SELECT ${sql.literal(topicColumns)}, r.score, r.matched::int AS matched
+        FROM ranked r JOIN topics.topics t ON t.id = r.id
         ORDER BY r.score DESC, r.updated_at DESC, r.id`.pipe(Effect.flatMap(decodeScored), Effect.orDie)
       const ms = yield* nowMs
-      return rows.map(({ score, ...row }) => ({ topic: viewOf(row, ms), score: Math.round(score * 10_000) / 10_000 }))
+      const matched = rows[0]?.matched ?? 0
+      return {
+        hits: rows.map(({ matched: _matched, score, ...row }) => ({ topic: viewOf(row, ms), score: Math.round(score * 10_000) / 10_000 })),
+        ranked: Math.min(matched, searchWindow),
+        complete: matched <= searchWindow
+      }
     })
 
   // -- Suggested edits --------------------------------------------------------
@@ -767,7 +812,7 @@ export const make = Effect.gen(function*() {
         fields: Governance.patchedFields(edit.patch),
         version: updated.version
       })
-      return { edit: decided, topic: yield* view(updated) }
+      return { edit: decided, topic: yield* view(rebaselined(updated, row.status === "reviewed")) }
     }))
 
   const closeEdit = (workspaceId: string, actor: Actor, topicId: string, editId: string) =>

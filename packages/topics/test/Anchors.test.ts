@@ -47,6 +47,7 @@ const decodeMatches = Schema.decodeUnknownSync(Schema.Struct({ topics: Schema.Ar
 const decodeAudit = Schema.decodeUnknownSync(Anchors.Audit)
 const decodeRepository = Schema.decodeUnknownSync(Schema.Struct({ repository: Anchors.RepositoryView }))
 const decodePage = Schema.decodeUnknownSync(Schema.Struct({ topics: Schema.Array(Topics.TopicView), total: Schema.Number, has_more: Schema.Boolean }))
+const decodeView = Schema.decodeUnknownSync(Topics.TopicView)
 
 const create = (who: Principal, input: Record<string, unknown>) => Effect.map(call(Ops.topicsCreate, who, input), decodeWritten)
 const update = (who: Principal, input: Record<string, unknown>) => Effect.map(call(Ops.topicsUpdate, who, input), decodeWritten)
@@ -212,11 +213,19 @@ for (const target of TestDatabase.targets()) {
           // Drafts are not vouched for, so they do not drift; drifted reviewed knowledge comes first.
           assert.deepStrictEqual(yield* anchors.drift(workspaceId, draft.id), [])
           assert.deepStrictEqual(yield* order, [auth.id, docs.id, draft.id])
+          // Every read says so: the list, the topic read.
+          const flags = Effect.map(call(Ops.topicsList, member, {}), (page) => decodePage(page).topics.map((t) => t.governance.drifted))
+          assert.deepStrictEqual(yield* flags, [true, false, false])
+          const driftedOf = (id: string) => Effect.map(call(Ops.topicsRead, member, { topic: id }), (t) => decodeView(t).governance.drifted)
+          assert.isTrue(yield* driftedOf(auth.id))
+          assert.isFalse(yield* driftedOf(draft.id))
           const audit = decodeAudit(yield* call(Ops.topicsAudit, member, {}))
           assert.deepStrictEqual(audit.drifted.map((t) => [t.id, t.changed]), [[auth.id, 2]])
 
-          // Approving again takes a new baseline: no drift.
-          yield* approve(owner, auth.id)
+          // Approving again takes a new baseline: no drift, in the approval's own answer too.
+          const again = yield* approve(owner, auth.id)
+          assert.isFalse(decodeView(again).governance.drifted)
+          assert.isFalse(yield* driftedOf(auth.id))
           assert.deepStrictEqual(yield* anchors.drift(workspaceId, auth.id), [])
           assert.deepStrictEqual(yield* order, [auth.id, docs.id, draft.id])
           assert.deepStrictEqual(decodeAudit(yield* call(Ops.topicsAudit, member, {})).drifted, [])

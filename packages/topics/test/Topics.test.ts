@@ -106,7 +106,7 @@ for (const target of TestDatabase.targets()) {
         assert.strictEqual(created.status, "draft")
         assert.strictEqual(created.trust, "draft")
         assert.deepStrictEqual(created.classification, { status: "draft" })
-        assert.deepStrictEqual(created.governance, { authoritative: false, approved_by: null, approved_at: null, review_due_at: null, stale: false })
+        assert.deepStrictEqual(created.governance, { authoritative: false, approved_by: null, approved_at: null, review_due_at: null, stale: false, drifted: false })
         assert.deepStrictEqual(created.tags, ["release-notes"])
         assert.strictEqual(created.created_by, "person_member")
         const read = decodeTopic(yield* call(Ops.topicsRead, member, { topic: created.id }, "mcp"))
@@ -433,6 +433,42 @@ for (const target of TestDatabase.targets()) {
         const staleRead = decodeTopic(yield* call(Ops.topicsRead, member, { topic: stale.id }))
         assert.isTrue(staleRead.governance.stale)
         assert.strictEqual(staleRead.governance.review_due_at, at(30 * DAY))
+      }))
+
+    it.effect("a search matching more than the window ranks the most recently updated matches and says it is incomplete", () =>
+      Effect.gen(function*() {
+        const { member, owner } = yield* cast
+        const sql = yield* SqlClient.SqlClient
+        const workspaceId = owner.workspace.id
+        // window + 5 drafts older than the test clock that mention "ledger" once, written in bulk: the window is what
+        // is tested here.
+        const extra = Topics.searchWindow + 5
+        yield* sql`INSERT INTO topics.topics (id, workspace_id, title, body, status, version, created_at, updated_at)
+          SELECT 'topic_bulk_' || lpad(g::text, 6, '0'), ${workspaceId}, 'Note ' || g, 'A ledger entry.', 'draft', 1,
+            timestamptz '1960-01-01' + g * interval '1 minute', timestamptz '1960-01-01' + g * interval '1 minute'
+          FROM generate_series(1, ${extra}) g`.pipe(Effect.orDie)
+        // The oldest topic is the best match (ledger in the title, twice): outside the window, it is not ranked.
+        yield* sql`UPDATE topics.topics SET title = 'Ledger ledger', updated_at = timestamptz '1959-01-01'
+          WHERE id = 'topic_bulk_000001'`.pipe(Effect.orDie)
+        const newest = yield* create(member, { title: "Ledger", body: "The ledger, newest." })
+        const decode = Schema.decodeUnknownSync(Schema.Struct({
+          topics: Schema.Array(Schema.Struct({ id: Schema.String })),
+          ranked: Schema.Number,
+          complete: Schema.Boolean
+        }))
+        const wide = decode(yield* call(Ops.topicsSearch, member, { query: "ledger", limit: 200 }, "mcp"))
+        assert.strictEqual(wide.ranked, Topics.searchWindow)
+        assert.isFalse(wide.complete)
+        assert.strictEqual(wide.topics[0]?.id, newest.id)
+        assert.isFalse(wide.topics.some((t) => t.id === "topic_bulk_000001"))
+        // Narrowed under the window, every match is ranked and the best one leads.
+        const narrow = decode(yield* call(Ops.topicsSearch, member, { query: "ledger", min_trust: "proposed" }, "mcp"))
+        assert.deepStrictEqual(narrow, { topics: [], ranked: 0, complete: true })
+        yield* sql`DELETE FROM topics.topics WHERE id LIKE 'topic_bulk_%' AND id <> 'topic_bulk_000001'`.pipe(Effect.orDie)
+        const all = decode(yield* call(Ops.topicsSearch, member, { query: "ledger" }, "mcp"))
+        assert.deepStrictEqual(all.topics.map((t) => t.id), ["topic_bulk_000001", newest.id])
+        assert.strictEqual(all.ranked, 2)
+        assert.isTrue(all.complete)
       }))
 
     it.effect("the list ranks fresh reviewed knowledge first, pages, filters, and shows archived only when asked", () =>
