@@ -64,6 +64,15 @@ export interface Claim {
  */
 export class LeaseLost extends Data.TaggedError("LeaseLost")<{ readonly id: string; readonly attempt: number }> {}
 
+/**
+ * A handler's failure that names the earliest time of the next attempt (a receiver's `Retry-After`): the row
+ * waits for the later of the schedule's delay and `notBefore` (epoch millis). Any other failure follows the
+ * schedule alone.
+ *
+ * @since 0.1.0 @category errors
+ */
+export class RetryLater extends Data.TaggedError("RetryLater")<{ readonly error: string; readonly notBefore?: number | undefined }> {}
+
 /** @since 0.1.0 @category models */
 export interface Spec {
   /** Schema-qualified table holding the work, e.g. `door.arrivals`. */
@@ -84,8 +93,14 @@ export interface ProcessOptions<E, R> {
   /** Names the worker in the rows it holds (a process id, a host name). */
   readonly worker: string
   readonly handler: (claim: Claim) => Effect.Effect<void, E, R>
-  /** Rows claimed per round (default 10), handled one after another. */
+  /** Rows claimed per round (default 10). */
   readonly batch?: number | undefined
+  /**
+   * Rows of a round handled at once (default 1: one after another). Handlers that wait on the network (a webhook
+   * delivery) use more, so one slow receiver does not hold the rest of the batch. Meant for handlers that are not
+   * `transactional`: concurrent transactions would each hold a connection (and on PGlite, queue for its only one).
+   */
+  readonly concurrency?: number | undefined
   /**
    * Commit the handler's writes with the completion, fenced by the attempt (default true). Handlers that call
    * out (a webhook delivery) pass false: their effects happen at least once.
@@ -104,8 +119,11 @@ export interface WorkQueue {
   readonly claim: (worker: string, limit: number) => Effect.Effect<ReadonlyArray<Claim>>
   /** Marks a claimed row done. */
   readonly complete: (claim: Claim) => Effect.Effect<void, LeaseLost>
-  /** Records a failed attempt: pending again after the schedule's delay, or dead after the last attempt. */
-  readonly fail: (claim: Claim, error: string) => Effect.Effect<"retrying" | "dead", LeaseLost>
+  /**
+   * Records a failed attempt: pending again after the schedule's delay (or at `notBefore`, epoch millis, when
+   * later), or dead after the last attempt.
+   */
+  readonly fail: (claim: Claim, error: string, notBefore?: number) => Effect.Effect<"retrying" | "dead", LeaseLost>
   /** Gives a claimed row back untried (a worker shutting down): due at once, the attempt not counted. */
   readonly release: (claim: Claim) => Effect.Effect<void>
   /** Renews a claim's lease (a long attempt). */
@@ -176,11 +194,12 @@ export const make = (spec: Spec): Effect.Effect<WorkQueue, never, SqlClient.SqlC
         Effect.flatMap((rows) => (rows.length === 0 ? Effect.fail(new LeaseLost({ id: claim.id, attempt: claim.attempt })) : Effect.void))
       )
 
-    const fail = (claim: Claim, error: string) =>
+    const fail = (claim: Claim, error: string, notBefore?: number) =>
       Effect.gen(function*() {
         const millis = yield* now
         const delay = delays[claim.attempt - 1]
-        const next = delay === undefined ? millis : millis + delay
+        const scheduled = delay === undefined ? millis : millis + delay
+        const next = notBefore === undefined ? scheduled : Math.max(scheduled, notBefore)
         const rows = yield* sql`UPDATE ${table} SET
               queue_state = CASE WHEN queue_attempts >= ${maxAttempts} THEN 'dead' ELSE 'pending' END,
               queue_next_attempt_at = ${at(next)}::timestamptz, queue_lease_until = NULL,
@@ -232,8 +251,9 @@ export const make = (spec: Spec): Effect.Effect<WorkQueue, never, SqlClient.SqlC
           if (failure._tag === "Some" && failure.value instanceof LeaseLost) {
             return Effect.logWarning("WorkQueue: lease lost, the attempt's writes were not committed", { id: claimed.id })
           }
-          const error = Cause.pretty(cause).split("\n")[0] ?? "failed"
-          return fail(claimed, error).pipe(
+          const later = failure._tag === "Some" && failure.value instanceof RetryLater ? failure.value : undefined
+          const error = later?.error ?? Cause.pretty(cause).split("\n")[0] ?? "failed"
+          return fail(claimed, error, later?.notBefore).pipe(
             Effect.tap((state) => Effect.logDebug(`WorkQueue: attempt ${claimed.attempt} of ${claimed.id} failed: ${state}`)),
             Effect.flatMap((state) => (state === "dead" && options.onDead !== undefined ? options.onDead(claimed, error) : Effect.void)),
             Effect.catchTag("LeaseLost", () => Effect.void),
@@ -249,13 +269,13 @@ export const make = (spec: Spec): Effect.Effect<WorkQueue, never, SqlClient.SqlC
     const round = <E, R>(options: ProcessOptions<E, R>) =>
       Effect.gen(function*() {
         const claims = yield* claim(options.worker, options.batch ?? 10)
-        let started = 0
+        const started = new Set<string>()
         yield* Effect.forEach(claims, (claimed) => Effect.suspend(() => {
-          started += 1
+          started.add(claimed.id)
           return attempt(options, claimed)
-        }), { discard: true }).pipe(
-          // Asked to stop: the claims of this batch not yet started go back too (the one in hand releases itself).
-          Effect.onInterrupt(() => Effect.forEach(claims.slice(started), release, { discard: true }))
+        }), { discard: true, concurrency: options.concurrency ?? 1 }).pipe(
+          // Asked to stop: the claims of this batch not yet started go back too (those in hand release themselves).
+          Effect.onInterrupt(() => Effect.forEach(claims.filter((c) => !started.has(c.id)), release, { discard: true }))
         )
         return claims.length
       })

@@ -10,7 +10,7 @@ import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
 import * as WorkQueue from "../src/WorkQueue.js"
 
-const tables = ["killed", "failing", "fenced", "interrupted", "long", "parallel"] as const
+const tables = ["killed", "failing", "fenced", "interrupted", "long", "parallel", "later", "concurrent"] as const
 type Table = typeof tables[number]
 
 // A domain table that holds work: its own columns plus the queue's.
@@ -115,6 +115,51 @@ for (const target of TestDatabase.targets()) {
           assert.strictEqual(yield* queue.requeue([row?.id ?? ""]), 1)
           assert.strictEqual(yield* queue.drain({ worker: "w", handler: (c) => apply(c.id) }), 1)
           assert.deepStrictEqual((yield* rowsOf("failing")).map((r) => [r.state, r.attempts, r.applied]), [["done", 1, 1]])
+        }))
+
+      it.effect("a handler's RetryLater waits for the later of the schedule and its notBefore", () =>
+        Effect.gen(function*() {
+          const queue = yield* WorkQueue.make(spec("later"))
+          yield* insert("later", 1)
+          const start = yield* TestClock.currentTimeMillis
+          const handler = (notBefore: number | undefined) => () => Effect.fail(new WorkQueue.RetryLater({ error: "503 from the receiver", notBefore }))
+          // Retry-After of 10 minutes, past the schedule's 1 minute: not due at 1 minute, due at 10.
+          assert.strictEqual(yield* queue.drain({ worker: "w", handler: handler(start + 10 * 60_000) }), 1)
+          yield* TestClock.adjust("9 minutes")
+          assert.strictEqual(yield* queue.drain({ worker: "w", handler: handler(undefined) }), 0)
+          yield* TestClock.adjust("1 minute")
+          // A notBefore earlier than the schedule (5 minutes after attempt 2) does not make it earlier.
+          const second = yield* TestClock.currentTimeMillis
+          assert.strictEqual(yield* queue.drain({ worker: "w", handler: handler(second + 1_000) }), 1)
+          yield* TestClock.adjust("4 minutes")
+          assert.strictEqual(yield* queue.drain({ worker: "w", handler: handler(undefined) }), 0)
+          yield* TestClock.adjust("1 minute")
+          assert.strictEqual(yield* queue.drain({ worker: "w", handler: handler(undefined) }), 1)
+          const [row] = yield* rowsOf("later")
+          assert.deepStrictEqual([row?.state, row?.attempts, row?.error], ["dead", 3, "503 from the receiver"])
+        }))
+
+      it.effect("with concurrency, a slow item does not hold the rest of its batch", () =>
+        Effect.gen(function*() {
+          const queue = yield* WorkQueue.make(spec("concurrent"))
+          const ids = yield* insert("concurrent", 4)
+          const slow = ids[0] ?? ""
+          const release = yield* Deferred.make<void>()
+          const done: Array<string> = []
+          const fiber = yield* Effect.fork(queue.drain({
+            worker: "w",
+            batch: 4,
+            concurrency: 4,
+            transactional: false,
+            handler: (c) =>
+              Effect.zipRight(c.id === slow ? Deferred.await(release) : Effect.void, Effect.sync(() => void done.push(c.id)))
+          }))
+          // The three others finish while the first still waits.
+          while (done.length < 3) yield* Effect.yieldNow()
+          assert.isFalse(done.includes(slow))
+          yield* Deferred.succeed(release, undefined)
+          assert.strictEqual(yield* Fiber.join(fiber), 4)
+          assert.deepStrictEqual([...done].sort(), [...ids].sort())
         }))
 
       it.effect("a failed attempt's writes are rolled back; a worker that lost its lease commits nothing", () =>
