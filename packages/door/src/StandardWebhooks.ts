@@ -1,16 +1,17 @@
 /**
  * Standard Webhooks 1.0.0, symmetric scheme: verifying the three `webhook-*` headers of an intake request
  * and signing outgoing deliveries the same way. Pure functions over bytes and a clock reading; nothing here
- * reads the clock or the network.
+ * reads the clock or the network. The signature codec itself is `@service/events/WebhookSignature`, shared
+ * with outgoing delivery.
  *
  * @since 0.1.0
  */
 import { timingSafeEqual } from "node:crypto"
+import * as WebhookSignature from "@service/events/WebhookSignature"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { type DoorRefusal, refuse } from "./DoorRefusal.js"
-import * as Codec from "./internal/standardWebhooksCodec.js"
 
 /**
  * What `verify` reads: the Source's current secrets (two during a rotation), the request headers as
@@ -45,14 +46,9 @@ export type Verified = typeof Verified.Type
  * @since 0.1.0
  * @category models
  */
-export const SignInput = Schema.Struct({
-  secret: Schema.String,
-  id: Schema.String,
-  timestamp: Schema.Number,
-  body: Schema.Uint8ArrayFromSelf
-})
+export const SignInput = WebhookSignature.SignInput
 /** @since 0.1.0 @category models */
-export type SignInput = typeof SignInput.Type
+export type SignInput = WebhookSignature.SignInput
 
 /**
  * Seconds a `webhook-timestamp` may differ from the clock, either way (spec: event intake, Limits).
@@ -65,13 +61,29 @@ export const DEFAULT_TOLERANCE_SECONDS = 300
 /** @since 0.1.0 @category constants */
 export const MAX_WEBHOOK_ID_LENGTH = 200
 
-// Secret size rule of subscriptions (spec: Limits, "Subscription secret size").
-const MIN_SECRET_BYTES = 24
-const MAX_SECRET_BYTES = 64
 const SHA256_BYTES = 32
 const DIGITS = /^[0-9]+$/
 // The id is the first field of the signed content: a dot would make `<id>.<timestamp>.` ambiguous.
 const FORBIDDEN_IN_ID = /[.\s]/
+
+/**
+ * Header values by lower-cased name (HTTP names are case-insensitive). A name given twice with different
+ * values is reported, since which one was signed cannot be known.
+ */
+const lowerCaseHeaders = (
+  headers: Readonly<Record<string, string | undefined>>
+): { readonly values: ReadonlyMap<string, string>; readonly conflicts: ReadonlyArray<string> } => {
+  const values = new Map<string, string>()
+  const conflicts: Array<string> = []
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue
+    const lower = name.toLowerCase()
+    const seen = values.get(lower)
+    if (seen === undefined) values.set(lower, value)
+    else if (seen !== value) conflicts.push(lower)
+  }
+  return { values, conflicts }
+}
 
 const headersRefusal = (detail: string): Either.Either<never, DoorRefusal> =>
   Either.left(refuse("webhook_headers", detail))
@@ -87,7 +99,7 @@ const headersRefusal = (detail: string): Either.Either<never, DoorRefusal> =>
  * @category verification
  */
 export const verify = (input: VerifyInput): Either.Either<Verified, DoorRefusal> => {
-  const { conflicts, values } = Codec.lowerCaseHeaders(input.headers)
+  const { conflicts, values } = lowerCaseHeaders(input.headers)
   const conflict = conflicts[0]
   if (conflict !== undefined) return headersRefusal(`${conflict} is given twice with different values`)
   const id = values.get("webhook-id")
@@ -103,7 +115,7 @@ export const verify = (input: VerifyInput): Either.Either<Verified, DoorRefusal>
   if (FORBIDDEN_IN_ID.test(id)) return headersRefusal("webhook-id must not contain dots or whitespace")
   // Digits only: `parseInt` readers accept `1614265330abc` or `1614265330.9`, the strict reading does not.
   if (!DIGITS.test(timestampText)) return headersRefusal("webhook-timestamp must be Unix seconds, digits only")
-  const entries = Codec.signatureEntries(signatureHeader)
+  const entries = WebhookSignature.signatureEntries(signatureHeader)
   if (Option.isNone(entries)) {
     return headersRefusal("webhook-signature must be a space-separated list of version,signature entries")
   }
@@ -115,13 +127,13 @@ export const verify = (input: VerifyInput): Either.Either<Verified, DoorRefusal>
   }
 
   const expected = input.secrets.flatMap((secret) =>
-    Option.match(Codec.secretKey(secret), {
+    Option.match(WebhookSignature.secretKey(secret), {
       onNone: () => [],
-      onSome: (key) => [Codec.signature(key, id, timestampText, input.body)]
+      onSome: (key) => [WebhookSignature.digest(key, id, timestampText, input.body)]
     })
   )
   const presented = entries.value.flatMap(([version, signature]) =>
-    version === "v1" ? Option.toArray(Codec.decodeBase64(signature)) : []
+    version === "v1" ? Option.toArray(WebhookSignature.decodeBase64(signature)) : []
   )
   // Every pair is compared (no early exit), so timing does not tell which secret or entry matched.
   let matched = false
@@ -136,19 +148,13 @@ export const verify = (input: VerifyInput): Either.Either<Verified, DoorRefusal>
 
 /**
  * The `webhook-signature` value for one secret: `v1,<base64 HMAC-SHA256>`. During a rotation, sign with each
- * secret and join the values with a space. The secret must satisfy `isValidSecret` (or be bare base64):
- * signing with an undecodable secret is a programming defect and throws.
+ * secret and join the values with a space (`WebhookSignature.signAll`). The secret must satisfy `isValidSecret`
+ * (or be bare base64): signing with an undecodable secret is a programming defect and throws.
  *
  * @since 0.1.0
  * @category signing
  */
-export const sign = (input: SignInput): string =>
-  Option.match(Codec.secretKey(input.secret), {
-    onNone: () => {
-      throw new TypeError("StandardWebhooks.sign: the secret is not whsec_ followed by standard base64")
-    },
-    onSome: (key) => `v1,${Codec.signature(key, input.id, String(input.timestamp), input.body).toString("base64")}`
-  })
+export const sign: (input: SignInput) => string = WebhookSignature.sign
 
 /**
  * Whether `secret` is `whsec_` followed by standard padded base64 of 24 to 64 bytes (the rule for secrets a
@@ -157,10 +163,4 @@ export const sign = (input: SignInput): string =>
  * @since 0.1.0
  * @category secrets
  */
-export const isValidSecret = (secret: string): boolean =>
-  secret.startsWith(Codec.SECRET_PREFIX) &&
-  Option.exists(
-    Codec.decodeBase64(secret.slice(Codec.SECRET_PREFIX.length)),
-    (key) => key.length >= MIN_SECRET_BYTES && key.length <= MAX_SECRET_BYTES
-  )
-
+export const isValidSecret: (secret: string) => boolean = WebhookSignature.isValidSecret

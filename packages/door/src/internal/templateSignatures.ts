@@ -10,7 +10,9 @@
  */
 import { createHmac, timingSafeEqual } from "node:crypto"
 import { constantTimeEqual } from "@service/core/Crypto"
+import * as WebhookSignature from "@service/events/WebhookSignature"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import { type DoorRefusal, refuse } from "../DoorRefusal.js"
 import * as StandardWebhooks from "../StandardWebhooks.js"
 import { header, type HeaderRecord } from "./templatePath.js"
@@ -47,17 +49,12 @@ const hmac = (key: string | Uint8Array, prefix: string, body: Uint8Array): Buffe
 const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && timingSafeEqual(a, b)
 
 const HEX = /^[0-9a-fA-F]+$/
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/
 
 const fromHex = (text: string): Buffer | undefined =>
   text.length % 2 === 0 && HEX.test(text) ? Buffer.from(text, "hex") : undefined
 
-// Node's decoder skips invalid characters and accepts the URL-safe alphabet: only canonical base64 is read.
-const fromBase64 = (text: string): Buffer | undefined => {
-  if (text.length === 0 || !BASE64.test(text)) return undefined
-  const bytes = Buffer.from(text, "base64")
-  return bytes.toString("base64") === text ? bytes : undefined
-}
+// Only canonical standard base64 is read (Node's own decoder skips junk and takes the URL-safe alphabet).
+const fromBase64 = (text: string): Buffer | undefined => Option.getOrUndefined(WebhookSignature.decodeBase64(text))
 
 const DIGITS = /^[0-9]{1,16}$/
 
