@@ -16,6 +16,7 @@ import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { type DoorRefusal, refuse, statusOf } from "@service/door/DoorRefusal"
+import { Delivery } from "@service/events/Delivery"
 import { Intake, MAX_BODY_BYTES, type Receipt } from "@service/door/Intake"
 import * as RateLimiter from "@service/core/RateLimiter"
 import * as BodyReader from "@service/http/BodyReader"
@@ -107,6 +108,10 @@ export const worker = Layer.scopedDiscard(
     const embedded = yield* Config.boolean("SERVICE_EMBEDDED_WORKER").pipe(Config.withDefault(true))
     if (!embedded) return
     const intake = yield* Intake
-    yield* Effect.forkScoped(intake.work(`server-${hostname()}-${process.pid}`))
+    const delivery = yield* Delivery
+    const name = `server-${hostname()}-${process.pid}`
+    yield* Effect.forkScoped(intake.work(name))
+    // The same worker sends the catalog events Destinations and MCP subscriptions are waiting for.
+    yield* Effect.forkScoped(delivery.process(name))
   }).pipe(Effect.orDie)
 )

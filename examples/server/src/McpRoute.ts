@@ -15,6 +15,7 @@ import * as McpHandler from "@service/mcp/McpHandler"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as EventMethods from "./EventMethods.js"
 
 const credentialOf = (headers: Readonly<Record<string, string | undefined>>): Option.Option<PresentedCredential> => {
   const apiKey = headers["x-api-key"]
@@ -29,7 +30,13 @@ const credentialOf = (headers: Readonly<Record<string, string | undefined>>): Op
 export const layer = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const authenticator = yield* Authenticator
-    const mcp = yield* McpHandler.makeWebHandler({ name: "service", version: "0.1.0", groups: App.groups })
+    const mcp = yield* McpHandler.makeWebHandler({
+      name: "service",
+      version: "0.1.0",
+      groups: App.groups,
+      methods: EventMethods.methods,
+      events: true
+    })
     yield* Effect.addFinalizer(() => Effect.promise(() => mcp.close()))
     const app = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest

@@ -1,6 +1,6 @@
 /**
- * `npm run worker`: a process that only applies stored Arrivals to the CRM, next to API nodes started with
- * `SERVICE_EMBEDDED_WORKER=false`, all against one PostgreSQL (docs/decisions/0055).
+ * `npm run worker`: a process that only applies stored Arrivals to the CRM and sends outgoing deliveries, next
+ * to API nodes started with `SERVICE_EMBEDDED_WORKER=false`, all against one PostgreSQL (docs/decisions/0055).
  *
  * - It needs `DATABASE_URL`: PGlite is one process's database, so there the server's embedded worker is the
  *   only worker. Without it the worker refuses to start with one line.
@@ -18,6 +18,7 @@
 import * as App from "@service/app/App"
 import * as LocalKeys from "@service/core/LocalKeys"
 import { Intake } from "@service/door/Intake"
+import { Delivery } from "@service/events/Delivery"
 import * as Database from "@service/storage/Database"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
@@ -109,7 +110,9 @@ export const run = (options: Settings) =>
     yield* Effect.addFinalizer(() =>
       Effect.flatMap(Ref.get(total), (applied) => Effect.logInfo(`Worker ${options.name} stopped after ${applied} Arrivals`))
     )
-    yield* Effect.logInfo(`Worker ${options.name} is applying Arrivals`)
+    yield* Effect.logInfo(`Worker ${options.name} is applying Arrivals and sending deliveries`)
+    // Outgoing deliveries ride the same process: claimed on their own queue, sent with their own concurrency.
+    yield* Effect.forkScoped((yield* Delivery).process(options.name, options.idle))
     return yield* Effect.forever(
       Effect.flatMap(intake.drain(options.name), (attempts) =>
         attempts === 0 ? Effect.sleep(options.idle) : Ref.update(total, (n) => n + attempts))

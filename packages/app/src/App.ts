@@ -10,6 +10,8 @@ import * as CoreBundle from "@service/core/CoreBundle"
 import type { Crypto } from "@service/core/Crypto"
 import type * as Operation from "@service/core/Operation"
 import * as DoorBundle from "@service/door/DoorBundle"
+import * as AddressGuard from "@service/events/AddressGuard"
+import * as EventsBundle from "@service/events/EventsBundle"
 import * as MarketBundle from "@service/market-contract/MarketBundle"
 import type * as Database from "@service/storage/Database"
 import * as Migrations from "@service/storage/Migrations"
@@ -22,7 +24,7 @@ import * as Layer from "effect/Layer"
  *
  * @since 0.1.0 @category bundles
  */
-export const bundles = [CoreBundle.bundle, MarketBundle.bundle, DoorBundle.bundle, TopicsBundle.bundle] as const
+export const bundles = [CoreBundle.bundle, MarketBundle.bundle, EventsBundle.bundle, DoorBundle.bundle, TopicsBundle.bundle] as const
 
 /** The folded types of a list of bundles: what they provide, how they fail, what they still need. */
 type Fold<Bs, S, E, D, R> = Bs extends readonly [infer H, ...infer T]
@@ -64,6 +66,15 @@ export const groups: ReadonlyArray<Operation.Group<Folded<typeof bundles>["requi
  */
 export const migrations: ReadonlyArray<Bundle.Migrations> = bundles.flatMap((bundle) => bundle.migrations)
 
+/** @since 0.1.0 @category models */
+export interface Options {
+  /**
+   * Which delivery addresses outgoing webhooks may reach. Default: `AddressGuard.layer`, public https only.
+   * Tests that run a receiver on loopback pass `AddressGuard.layerAllowingLoopbackForTests()`.
+   */
+  readonly addressGuard?: Layer.Layer<AddressGuard.AddressGuard> | undefined
+}
+
 /**
  * Every domain service over a migrated database. Give it a database layer and a Crypto layer.
  *
@@ -71,10 +82,12 @@ export const migrations: ReadonlyArray<Bundle.Migrations> = bundles.flatMap((bun
  */
 export const layer = <E1, E2>(
   database: Layer.Layer<Database.DatabaseServices, E1>,
-  crypto: Layer.Layer<Crypto, E2>
+  crypto: Layer.Layer<Crypto, E2>,
+  options?: Options
 ) =>
   compose(bundles).pipe(
     Layer.provideMerge(Migrations.layer(migrations)),
+    Layer.provideMerge(options?.addressGuard ?? AddressGuard.layer),
     Layer.provideMerge(crypto),
     Layer.provideMerge(database)
   )

@@ -1,5 +1,6 @@
 /**
- * The door bundle: the CRM, the event ledger, Sources, Arrivals and intake over SQL, with their migrations,
+ * The door bundle: the CRM, Sources, Arrivals and intake over SQL, with their migrations (the event ledger is the
+ * events bundle's, listed before it),
  * and the door's operation groups (Sources and templates, Arrivals, test workspaces) with the CRM's read of a
  * contact. The door route itself
  * is served by the runtime, which hands the raw request to `Intake.receive`.
@@ -11,8 +12,6 @@ import type * as Operation from "@service/core/Operation"
 import * as Crm from "@service/crm/Crm"
 import * as CrmOperations from "@service/crm/CrmOperations"
 import * as CrmMigrations from "@service/crm/CrmMigrations"
-import * as EventLedger from "@service/events/EventLedger"
-import * as EventsMigrations from "@service/events/EventsMigrations"
 import * as Layer from "effect/Layer"
 import * as ArrivalOperations from "./ArrivalOperations.js"
 import * as Arrivals from "./Arrivals.js"
@@ -40,8 +39,8 @@ const groups: ReadonlyArray<Operation.Group<Requirements>> = [
 export const bundle = Bundle.make({
   name: "door",
   layer: Layer.mergeAll(Intake.layer, Arrivals.layer).pipe(
-    Layer.provideMerge(Layer.mergeAll(Sources.layer, Crm.layer, EventLedger.layer))
+    Layer.provideMerge(Layer.mergeAll(Sources.layer, Crm.layer))
   ),
-  migrations: [CrmMigrations.migrations, EventsMigrations.migrations, DoorMigrations.migrations],
+  migrations: [CrmMigrations.migrations, DoorMigrations.migrations],
   groups
 })

@@ -22,6 +22,8 @@ export const Arguments = Schema.Struct({ subject: Schema.optional(Subject) }).an
   parseOptions: { onExcessProperty: "error" },
   identifier: "EventArguments"
 })
+/** @since 0.1.0 @category schemas */
+export type ArgumentsType = typeof Arguments.Type
 
 const Common = {
   workspace_id: Id,

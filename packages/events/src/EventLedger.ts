@@ -83,8 +83,22 @@ export const make = Effect.gen(function*() {
       )
       const entry = rows[0]
       if (entry === undefined) return yield* Effect.dieMessage("EventLedger: INSERT returned no row")
+      // Recorded is scheduled: one delivery per matching Destination, in the entry's own transaction (decision
+      // 0060). Test workspaces deliver nothing.
+      yield* sql`INSERT INTO events.deliveries (id, destination_id, workspace_id, ledger_id, created_at)
+        SELECT 'dlv_' || substr(md5(d.id || ':' || ${entry.id}), 1, 24), d.id, d.workspace_id, ${entry.id}::bigint, ${at}::timestamptz
+        FROM events.destinations d JOIN core.workspaces w ON w.id = d.workspace_id
+        WHERE d.workspace_id = ${input.workspaceId} AND d.state IN ('active', 'paused') AND ${input.name} = ANY(d.events)
+          AND (d.subject IS NULL OR d.subject = ${input.subject ?? null})
+          AND (d.expires_at IS NULL OR d.expires_at > ${at}::timestamptz)
+          AND w.test_of IS NULL`.pipe(Effect.orDie)
       return entry
-    }).pipe(Effect.withSpan("EventLedger.record", { attributes: { name: input.name } }))
+    }).pipe(
+      // The entry and its deliveries commit together (a savepoint inside the caller's transaction).
+      sql.withTransaction,
+      Effect.orDie,
+      Effect.withSpan("EventLedger.record", { attributes: { name: input.name } })
+    )
 
   const read = (input: {
     readonly workspaceId: string

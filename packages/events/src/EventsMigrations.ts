@@ -4,12 +4,14 @@
  * @since 0.1.0
  */
 import ledger from "./migrations/0001_ledger.js"
+import delivery from "./migrations/0002_delivery.js"
 
 /** @since 0.1.0 @category migrations */
 export const migrations = {
   name: "events",
   dependsOn: ["core"],
   migrations: {
-    "0001_ledger": ledger
+    "0001_ledger": ledger,
+    "0002_delivery": delivery
   }
 } as const

@@ -3,7 +3,10 @@
  */
 export * as AddressGuard from "./AddressGuard.js"
 export * as Catalog from "./Catalog.js"
+export * as Delivery from "./Delivery.js"
+export * as Destinations from "./Destinations.js"
 export * as EventLedger from "./EventLedger.js"
+export * as EventsBundle from "./EventsBundle.js"
 export * as EventsMigrations from "./EventsMigrations.js"
 export * as RetrySchedule from "./RetrySchedule.js"
 export * as WebhookPost from "./WebhookPost.js"

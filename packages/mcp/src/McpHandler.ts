@@ -55,6 +55,11 @@ export interface Options<R, RM> {
   readonly maxBatchSize?: number | undefined
   /** Bytes accepted in one request body (default: the SDK's 4 MiB). */
   readonly maxRequestBodySize?: number | undefined
+  /**
+   * Advertise MCP Events (SEP-3415) in `server/discover` and `initialize`: `extensions["io.modelcontextprotocol/events"]`
+   * and the top-level `events` key deployed clients read. Set it when `methods` serve `events/*`.
+   */
+  readonly events?: boolean | undefined
 }
 
 /**
@@ -103,17 +108,22 @@ interface Served<RM> {
   readonly toolkit: Toolkit.Toolkit
   readonly methods: ReadonlyArray<Method.Method<RM>>
   readonly runtime: Runtime.Runtime<RM>
+  readonly events: boolean
 }
+
+/** The MCP Events extension's id (SEP-3415). @since 0.1.0 @category constants */
+export const EVENTS_EXTENSION = "io.modelcontextprotocol/events"
 
 const newServer = <RM>(
   info: { readonly name: string; readonly version: string },
   served: Served<RM>,
   principal: Principal | undefined
 ): McpServer => {
-  const server = new McpServer({ name: info.name, version: info.version }, {
-    // The tool list is fixed for the life of a server: no list_changed notifications will come.
-    capabilities: { tools: { listChanged: false } }
-  })
+  // The tool list is fixed for the life of a server: no list_changed notifications will come. The top-level
+  // `events` key is not in the SDK's capability type; a variable (not a literal) carries it through unchanged.
+  const eventsCapabilities = { extensions: { [EVENTS_EXTENSION]: {} }, events: {} }
+  const capabilities = served.events ? { tools: { listChanged: false }, ...eventsCapabilities } : { tools: { listChanged: false } }
+  const server = new McpServer({ name: info.name, version: info.version }, { capabilities })
   // A request the host did not authenticate gets no tools and no methods: nothing runs without a principal.
   if (principal === undefined) return server
   served.toolkit.register(server, principal)
@@ -185,7 +195,7 @@ const serve = <R, RM>(options: Options<R, RM>): Effect.Effect<Served<RM>, never,
   Effect.gen(function*() {
     const toolkit = yield* Toolkit.make({ groups: options.groups, prefix: options.prefix })
     const runtime = yield* Effect.runtime<RM>()
-    return { toolkit, methods: options.methods ?? [], runtime }
+    return { toolkit, methods: options.methods ?? [], runtime, events: options.events ?? false }
   })
 
 /**

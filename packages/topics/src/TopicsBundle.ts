@@ -1,6 +1,6 @@
 /**
  * The topics bundle: the topics service over SQL, its migrations, and the topics and tags groups. It uses the
- * workspace event ledger of a bundle listed before it (the door's) for the `topic.*` catalog events.
+ * workspace event ledger of a bundle listed before it (the events bundle's) for the `topic.*` catalog events.
  *
  * @since 0.1.0
  */

@@ -1,0 +1,24 @@
+/**
+ * The events bundle: the workspace event ledger, Destinations (MCP subscriptions) and the delivery worker over
+ * SQL, with the `events` migrations. Bundles listed after it (the door, topics) record their steps in its ledger.
+ * The address guard comes from the host (`App.layer`): production rules unless a test allows loopback.
+ *
+ * @since 0.1.0
+ */
+import * as Bundle from "@service/core/Bundle"
+import type * as Operation from "@service/core/Operation"
+import * as Layer from "effect/Layer"
+import * as Delivery from "./Delivery.js"
+import * as Destinations from "./Destinations.js"
+import * as EventLedger from "./EventLedger.js"
+import * as EventsMigrations from "./EventsMigrations.js"
+
+const groups: ReadonlyArray<Operation.Group<never>> = []
+
+/** @since 0.1.0 @category bundles */
+export const bundle = Bundle.make({
+  name: "events",
+  layer: Layer.mergeAll(EventLedger.layer, Destinations.layer, Delivery.layer()),
+  migrations: [EventsMigrations.migrations],
+  groups
+})
