@@ -254,6 +254,27 @@ for (const target of TestDatabase.targets()) {
         const afterDrop = yield* deliveries(5)
         assert.strictEqual(Schema.decodeUnknownSync(Body)(afterDrop[4]?.body).data.topic_id, lastTopic)
 
+        // The delivery log, over HTTP and as an MCP tool: newest first, each attempt with its status.
+        const { port } = yield* Running
+        const logged = yield* rest(port, "GET", `/api/v1/workspaces/demo/events/deliveries?destination_id=${subscribed.id}&limit=10`, { "x-api-key": OWNER_KEY })
+        assert.strictEqual(logged.status, 200, logged.text)
+        const Log = Schema.parseJson(Schema.Struct({
+          deliveries: Schema.Array(Schema.Struct({
+            event_id: Schema.String,
+            outcome: Schema.String,
+            attempts: Schema.Array(Schema.Struct({ status: Schema.NullOr(Schema.Number), result: Schema.String }))
+          })),
+          next_cursor: Schema.NullOr(Schema.String)
+        }))
+        const log = Schema.decodeUnknownSync(Log)(logged.text)
+        assert.deepStrictEqual(log.deliveries.map((d) => d.outcome), ["delivered", "too_large", "delivered", "gone", "delivered"])
+        assert.deepStrictEqual(log.deliveries.map((d) => d.attempts.map((a) => a.status)), [[200], [413], [200], [410], [200]])
+        assert.strictEqual(log.deliveries[4]?.event_id, body.eventId)
+        const subscriptions = yield* Effect.promise(() => agent.callTool({ name: "service_events_subscriptions", arguments: {} }))
+        assert.include(JSON.stringify(subscriptions.structuredContent), subscribed.id)
+        assert.include(JSON.stringify(subscriptions.structuredContent), hook.url.replace("/hooks/events", ""))
+        assert.notInclude(JSON.stringify(subscriptions.structuredContent), "/hooks/events")
+
         // Unsubscribe answers {} (also when nothing matches) and stops delivery; the history stays.
         // (The protocol's own `_meta` and `resultType` aside.)
         const own = (result: object) => Object.keys(result).filter((key) => key !== "_meta" && key !== "resultType")
