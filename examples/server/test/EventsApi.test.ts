@@ -288,6 +288,46 @@ for (const target of TestDatabase.targets()) {
         assert.strictEqual(hook.received.length, 5)
       }), 0)
 
+    it.scoped("an owner's Destination gets signed events with its own secret, replays a window with the same webhook-ids, and stops", () =>
+      Effect.gen(function*() {
+        const hook = yield* ReceiverService
+        const { port } = yield* Running
+        const json = (key: string, method: string, path: string, body?: unknown) =>
+          rest(port, method, `/api/v1/workspaces/demo/events${path}`, { "x-api-key": key, "content-type": "application/json" }, body === undefined ? undefined : JSON.stringify(body))
+        const url = hook.url.replace("/hooks/events", "/hooks/destination")
+        // A member is not an owner or admin.
+        assert.strictEqual((yield* json(PERSON_KEY, "POST", "/destinations", { url, events: ["topic.proposed"] })).status, 403)
+        const refused = yield* json(OWNER_KEY, "POST", "/destinations", { url: "http://192.168.1.10/hook", events: ["topic.proposed"] })
+        assert.strictEqual(refused.status, 422, refused.text)
+        assert.include(refused.text, "address_rejected")
+        const created = yield* json(OWNER_KEY, "POST", "/destinations", { url, events: ["topic.proposed"], description: "CRM sync" })
+        assert.strictEqual(created.status, 200, created.text)
+        const destination = Schema.decodeUnknownSync(Schema.parseJson(Schema.Struct({ id: Schema.String, secret: Schema.String })))(created.text)
+        assert.match(destination.id, /^dst_[0-9a-f]{24}$/)
+
+        const since = new Date().toISOString()
+        const before = hook.received.length
+        const topicId = yield* propose("Vendor policy")
+        const [sent] = (yield* deliveries(before + 1)).slice(before)
+        if (sent === undefined) return assert.fail("no delivery to the Destination")
+        new Webhook(destination.secret).verify(sent.body, headersOf(sent))
+        assert.strictEqual(Schema.decodeUnknownSync(Body)(sent.body).data.topic_id, topicId)
+        assert.isUndefined(sent.headers["x-mcp-subscription-id"])
+
+        // Replay the window: the same event again, under the same webhook-id.
+        const replayed = yield* json(OWNER_KEY, "POST", `/destinations/${destination.id}/replay`, { from: since, to: new Date(Date.now() + 1000).toISOString() })
+        assert.strictEqual(replayed.status, 200, replayed.text)
+        assert.include(replayed.text, `"scheduled":1`)
+        const [again] = (yield* deliveries(before + 2)).slice(before + 1)
+        assert.strictEqual(again?.headers["webhook-id"], sent.headers["webhook-id"])
+
+        // Stopped: no more deliveries; an unknown id is a 404 with the events block.
+        assert.strictEqual((yield* json(OWNER_KEY, "DELETE", `/destinations/${destination.id}`)).status, 200)
+        const missing = yield* json(OWNER_KEY, "DELETE", "/destinations/dst_000000000000000000000000")
+        assert.strictEqual(missing.status, 404)
+        assert.include(missing.text, "destination_not_found")
+      }), 0)
+
     it.scoped("subscribing is refused with the spec's codes and reasons; an API key cannot subscribe; older clients keep working", () =>
       Effect.gen(function*() {
         const hook = yield* ReceiverService

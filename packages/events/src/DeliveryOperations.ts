@@ -1,27 +1,36 @@
 /**
- * The delivery log on every surface: `events_subscriptions` (HTTP `GET /workspaces/<slug>/events/subscriptions`,
- * MCP `service_events_subscriptions`, CLI `service events subscriptions`) lists the workspace's subscriptions and
- * Destinations with their state; `events_deliveries` (`GET .../events/deliveries`, `service_events_deliveries`,
- * `service events deliveries [--follow]`) lists deliveries newest first with every attempt: status, latency,
- * result and the next attempt.
+ * Outgoing events on every surface.
+ *
+ * - `events_subscriptions` (HTTP `GET /workspaces/<slug>/events/subscriptions`, MCP
+ *   `service_events_subscriptions`, CLI `service events subscriptions`): the workspace's subscriptions and
+ *   Destinations with their state.
+ * - `events_deliveries` (`GET .../events/deliveries`, `service_events_deliveries`, `service events deliveries
+ *   [--follow]`): deliveries newest first with every attempt (status, latency, result, next attempt).
+ * - People's Destinations, owner or admin person only, HTTP and CLI: `destinations_create` (`POST
+ *   .../events/destinations`, the secret shown once), `destinations_stop` (`DELETE .../destinations/<id>`) and
+ *   `destinations_replay` (`POST .../destinations/<id>/replay`, a time window sent again with the same
+ *   webhook-ids).
  *
  * @since 0.1.0
  */
+import { requireOwnerOrAdminPerson } from "@service/core/Authorization"
 import * as Operation from "@service/core/Operation"
 import type { Scope } from "@service/core/Principal"
 import { Caller } from "@service/core/RequestContext"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { Outcome } from "./Delivery.js"
 import { DeliveryLog, DeliveryView, DestinationView } from "./DeliveryLog.js"
+import { type DestinationRefused, Destinations } from "./Destinations.js"
 import { codec, refuse } from "./EventsRefusal.js"
 
 const strict = { parseOptions: { onExcessProperty: "error" } } as const
 
 const scopes: ReadonlyArray<Scope> = ["context:read", "commercial:read", "topics:write"]
 
-const DestinationId = Schema.String.pipe(Schema.pattern(/^(sub|dst)_[0-9a-f]{24,32}$/)).annotations({
+const DestinationId = Schema.String.pipe(Schema.pattern(/^(sub_[0-9a-f]{32}|dst_[0-9a-f]{24})$/)).annotations({
   description: "A subscription id (sub_…) or Destination id (dst_…)."
 })
 
@@ -130,20 +139,162 @@ export const eventsDeliveries = Operation.make({
     })
 })
 
-/** @since 0.1.0 @category operations */
-export const operations = [eventsSubscriptions, eventsDeliveries] as const
+const fromRefused = (refused: DestinationRefused) => {
+  switch (refused.reason) {
+    case "unknown_event":
+      return refuse("invalid_field_value", refused.message, "Use names from events/list (the catalog).", { field: "events" })
+    case "url_rejected":
+      return refuse("address_rejected", refused.message, "Give a public https address.", { field: "url" })
+    case "not_found":
+      return refuse("destination_not_found", refused.message, "List the workspace's subscriptions and use one of their ids.", {
+        field: "destination_id"
+      })
+    case "test_workspace":
+      return refuse("test_workspace_not_allowed", refused.message, "Create the Destination in the real workspace.")
+  }
+}
 
-/** What running the delivery log operations needs. @since 0.1.0 @category models */
-export type Requirements = DeliveryLog | Caller
+const CreateInput = Schema.Struct({
+  url: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(2048)).annotations({ description: "A public https address." }),
+  events: Schema.Array(Schema.String.pipe(Schema.maxLength(100))).pipe(Schema.minItems(1), Schema.maxItems(14)).annotations({
+    description: "Catalog event names (events/list)."
+  }),
+  subject: Schema.optional(Schema.String.pipe(Schema.pattern(/^[a-z_]+\/[A-Za-z0-9_-]{1,100}$/))).annotations({
+    description: "Only events of this record, e.g. opportunity/<id>."
+  }),
+  description: Schema.optional(Schema.String.pipe(Schema.maxLength(500)))
+}).annotations({ ...strict, identifier: "DestinationCreateInput" })
+
+/** @since 0.1.0 @category operations */
+export const destinationsCreate = Operation.make({
+  name: "destinations_create",
+  title: "Create a Destination",
+  description:
+    "Owner or admin person only: sends the named catalog events to a public https address as signed webhooks (Standard Webhooks; retried about 75 hours). Answers the Destination's id and its whsec_ signing secret, shown once. Not in a test workspace.",
+  refusals: codec,
+  refuses: ["address_rejected", "test_workspace_not_allowed"],
+  scopes,
+  authorize: requireOwnerOrAdminPerson,
+  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: true },
+  metered: false,
+  paginates: false,
+  surfaces: { mcp: false },
+  http: { method: "POST", path: "/destinations", input: { kind: "body" } },
+  cli: { words: ["destinations", "create"] },
+  input: CreateInput,
+  modelInput: CreateInput,
+  output: Schema.Struct({
+    id: Schema.String,
+    secret: Schema.String.annotations({ description: "The whsec_ signing secret: verify deliveries with it. Shown once." })
+  }).annotations({ identifier: "CreatedDestination" }),
+  capability: {
+    question: "How do I send this workspace's events to my own system?",
+    requires: "url and events (owner or admin).",
+    example: { url: "https://hooks.example.com/service", events: ["opportunity.moved"] }
+  },
+  run: (input) =>
+    Effect.gen(function*() {
+      const caller = yield* Caller
+      const created = yield* (yield* Destinations).create(caller, input).pipe(Effect.catchTag("DestinationRefused", fromRefused))
+      return { id: created.id, secret: Redacted.value(created.secret) }
+    })
+})
+
+const DestinationInput = Schema.Struct({ destination_id: DestinationId }).annotations({ ...strict, identifier: "DestinationInput" })
+
+/** @since 0.1.0 @category operations */
+export const destinationsStop = Operation.make({
+  name: "destinations_stop",
+  title: "Stop a Destination",
+  description: "Owner or admin person only: stops a Destination or subscription; its pending deliveries stop and its history stays.",
+  refusals: codec,
+  refuses: ["destination_not_found"],
+  scopes,
+  authorize: requireOwnerOrAdminPerson,
+  annotations: { readOnly: false, destructive: true, idempotent: true, openWorld: false },
+  metered: false,
+  paginates: false,
+  surfaces: { mcp: false },
+  http: { method: "DELETE", path: "/destinations/:destination_id", input: { kind: "path", params: { destination_id: "destination_id" } } },
+  cli: { words: ["destinations", "stop"], positional: "destination_id" },
+  input: DestinationInput,
+  modelInput: DestinationInput,
+  output: Schema.Struct({ stopped: Schema.String }).annotations({ identifier: "StoppedDestination" }),
+  capability: {
+    question: "How do I stop sending events to an address?",
+    requires: "destination_id (owner or admin).",
+    example: { destination_id: "<destination_id>" },
+    exampleFrom: { operation: "events_subscriptions", path: ["subscriptions", 0, "id"], field: "destination_id" }
+  },
+  run: (input) =>
+    Effect.gen(function*() {
+      const caller = yield* Caller
+      yield* (yield* Destinations).stop(caller.workspace.id, input.destination_id).pipe(Effect.catchTag("DestinationRefused", fromRefused))
+      return { stopped: input.destination_id }
+    })
+})
+
+const Instant = Schema.String.pipe(Schema.filter((text) => !Number.isNaN(Date.parse(text)), { message: () => "an ISO 8601 instant" }))
+
+const ReplayInput = Schema.Struct({
+  destination_id: DestinationId,
+  from: Instant.annotations({ description: "Start of the window (inclusive), ISO 8601." }),
+  to: Instant.annotations({ description: "End of the window (exclusive), ISO 8601." })
+}).annotations({ ...strict, identifier: "DestinationReplayInput" })
+
+/** @since 0.1.0 @category operations */
+export const destinationsReplay = Operation.make({
+  name: "destinations_replay",
+  title: "Replay events to a Destination",
+  description:
+    "Owner or admin person only: sends again every event of [from, to) the Destination or subscription matches, as new deliveries with the same webhook-id (receivers deduplicate). Answers how many were scheduled.",
+  refusals: codec,
+  refuses: ["destination_not_found"],
+  scopes,
+  authorize: requireOwnerOrAdminPerson,
+  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: true },
+  metered: false,
+  paginates: false,
+  surfaces: { mcp: false },
+  http: { method: "POST", path: "/destinations/:destination_id/replay", input: { kind: "body", params: { destination_id: "destination_id" } } },
+  cli: { words: ["destinations", "replay"], positional: "destination_id" },
+  input: ReplayInput,
+  modelInput: ReplayInput,
+  output: Schema.Struct({ scheduled: Schema.Number }).annotations({ identifier: "ReplayScheduled" }),
+  capability: {
+    question: "My receiver was down: how do I get yesterday's events again?",
+    requires: "destination_id, from and to (owner or admin).",
+    example: { destination_id: "<destination_id>", from: "2026-11-24T00:00:00Z", to: "2026-11-25T00:00:00Z" },
+    exampleFrom: { operation: "events_subscriptions", path: ["subscriptions", 0, "id"], field: "destination_id" }
+  },
+  run: (input) =>
+    Effect.gen(function*() {
+      const caller = yield* Caller
+      if (Date.parse(input.from) >= Date.parse(input.to)) {
+        return yield* refuse("invalid_field_value", "from must be before to.", "Give a window whose start is before its end.", { field: "from" })
+      }
+      const scheduled = yield* (yield* Destinations).replay(caller.workspace.id, input.destination_id, {
+        from: new Date(input.from).toISOString(),
+        to: new Date(input.to).toISOString()
+      }).pipe(Effect.catchTag("DestinationRefused", fromRefused))
+      return { scheduled }
+    })
+})
+
+/** @since 0.1.0 @category operations */
+export const operations = [eventsSubscriptions, eventsDeliveries, destinationsCreate, destinationsStop, destinationsReplay] as const
+
+/** What running the events operations needs. @since 0.1.0 @category models */
+export type Requirements = DeliveryLog | Destinations | Caller
 
 /** @since 0.1.0 @category groups */
 export const group: Operation.Group<Requirements> = Operation.group<Requirements>({
   name: "events",
   title: "Events",
-  description: "Where the workspace's catalog events go, and what became of each delivery.",
+  description: "Where the workspace's catalog events go, people's Destinations, and what became of each delivery.",
   refusals: codec,
   operations,
   http: { prefix: "/workspaces/:workspace/events", workspaceScoped: true },
   mcp: { namespace: "events" },
-  cli: { word: "events", description: "Event subscriptions and the delivery log." }
+  cli: { word: "events", description: "Event subscriptions, Destinations and the delivery log." }
 })

@@ -22,6 +22,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import { randomBytes } from "node:crypto"
 import { AddressGuard } from "./AddressGuard.js"
 import * as Catalog from "./Catalog.js"
 import * as WebhookPost from "./WebhookPost.js"
@@ -105,6 +106,31 @@ export class SubscribeRefused extends Data.TaggedError("SubscribeRefused")<{
   readonly message: string
 }> {}
 
+/** What an owner or admin asks for a Destination. @since 0.1.0 @category models */
+export interface DestinationRequest {
+  readonly url: string
+  readonly events: ReadonlyArray<string>
+  readonly subject?: string | undefined
+  readonly description?: string | undefined
+}
+
+/** A Destination just created: its id and its signing secret, shown once. @since 0.1.0 @category models */
+export interface CreatedDestination {
+  readonly id: string
+  readonly secret: Redacted.Redacted<string>
+}
+
+/**
+ * Why a Destination operation was refused: an event name not in the catalog, an address the guard refuses, no
+ * such Destination, or a test workspace (which delivers nothing).
+ *
+ * @since 0.1.0 @category errors
+ */
+export class DestinationRefused extends Data.TaggedError("DestinationRefused")<{
+  readonly reason: "unknown_event" | "url_rejected" | "not_found" | "test_workspace"
+  readonly message: string
+}> {}
+
 /** @since 0.1.0 @category tags */
 export class Destinations extends Context.Tag("@service/events/Destinations")<Destinations, {
   /** Creates or renews the caller's subscription (verifying the address unless verified in the last 24 hours). */
@@ -113,6 +139,15 @@ export class Destinations extends Context.Tag("@service/events/Destinations")<De
   readonly unsubscribe: (principal: Principal, request: UnsubscribeRequest) => Effect.Effect<void>
   /** The subscription id `subscribe` gives for these values (the same on every renewal). */
   readonly subscriptionId: (principal: Principal, name: string, args: Catalog.ArgumentsType, url: string) => Effect.Effect<string>
+  /** Creates a person's Destination with a new secret (authorization is the caller's: owner or admin). */
+  readonly create: (principal: Principal, request: DestinationRequest) => Effect.Effect<CreatedDestination, DestinationRefused>
+  /** Stops a Destination or subscription of the workspace: pending deliveries stop, history stays. */
+  readonly stop: (workspaceId: string, id: string) => Effect.Effect<void, DestinationRefused>
+  /**
+   * Schedules again, as new deliveries with the same `webhook-id`s, every ledger entry of `[from, to)` the
+   * Destination matches; answers how many.
+   */
+  readonly replay: (workspaceId: string, id: string, window: { readonly from: string; readonly to: string }) => Effect.Effect<number, DestinationRefused>
 }>() {}
 
 // -----------------------------------------------------------------------------
@@ -270,7 +305,54 @@ export const make = Effect.gen(function*() {
         WHERE id = ${id} AND workspace_id = ${principal.workspace.id} AND state <> 'stopped'`.pipe(Effect.orDie)
     }).pipe(Effect.withSpan("Destinations.unsubscribe"))
 
-  return Destinations.of({ subscribe, unsubscribe, subscriptionId })
+  const refuseDestination = (reason: DestinationRefused["reason"], message: string) => Effect.fail(new DestinationRefused({ reason, message }))
+
+  const create = (principal: Principal, request: DestinationRequest) =>
+    Effect.gen(function*() {
+      if (principal.workspace.isTest) return yield* refuseDestination("test_workspace", "Test workspaces deliver nothing.")
+      const unknown = request.events.filter((name) => !Catalog.isCatalogType(name))
+      if (unknown.length > 0) return yield* refuseDestination("unknown_event", `Not catalog events: ${unknown.join(", ").slice(0, 200)}.`)
+      yield* guard.check(request.url).pipe(Effect.catchTag("UrlRejected", (error) => refuseDestination("url_rejected", error.message)))
+      const secret = yield* crypto.webhookSecret()
+      const sealed = yield* crypto.seal(SECRET_PURPOSE, Redacted.value(secret))
+      const id = `dst_${randomBytes(12).toString("hex")}`
+      const at = iso(yield* Clock.currentTimeMillis)
+      const person = Option.getOrNull(Option.map(principal.person, (p) => p.id))
+      yield* sql`INSERT INTO events.destinations (id, workspace_id, kind, owner_key, created_by, description, url, events, subject, secret,
+          state, state_at, created_at, updated_at)
+        VALUES (${id}, ${principal.workspace.id}, 'destination', ${`${principal.workspace.id}:${person ?? principal.credential.id}`}, ${person},
+          ${request.description ?? null}, ${request.url},
+          ARRAY(SELECT e.value FROM jsonb_array_elements_text(${JSON.stringify([...new Set(request.events)])}::jsonb) AS e(value))::text[],
+          ${request.subject ?? null}, ${sealed}, 'active', ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz)`.pipe(Effect.orDie)
+      return { id, secret }
+    }).pipe(Effect.withSpan("Destinations.create"))
+
+  const stop = (workspaceId: string, id: string) =>
+    Effect.gen(function*() {
+      const at = iso(yield* Clock.currentTimeMillis)
+      const rows = yield* sql`UPDATE events.destinations SET state = 'stopped', state_reason = 'stopped by a person', state_at = ${at}::timestamptz,
+          updated_at = ${at}::timestamptz
+        WHERE workspace_id = ${workspaceId} AND id = ${id} RETURNING id`.pipe(Effect.orDie)
+      if (rows.length === 0) return yield* refuseDestination("not_found", `No subscription or Destination ${id} in this workspace.`)
+    })
+
+  const replay = (workspaceId: string, id: string, window: { readonly from: string; readonly to: string }) =>
+    Effect.gen(function*() {
+      const at = iso(yield* Clock.currentTimeMillis)
+      // Replays are new deliveries of the same events (same webhook-id, so receivers deduplicate), due at once.
+      const found = yield* sql`SELECT state FROM events.destinations WHERE workspace_id = ${workspaceId} AND id = ${id}`.pipe(Effect.orDie)
+      if (found.length === 0) return yield* refuseDestination("not_found", `No subscription or Destination ${id} in this workspace.`)
+      const rows = yield* sql`INSERT INTO events.deliveries (id, destination_id, workspace_id, ledger_id, replay, created_at)
+        SELECT 'dlv_' || md5(random()::text || l.id::text || clock_timestamp()::text)::text, d.id, d.workspace_id, l.id, true, ${at}::timestamptz
+        FROM events.destinations d JOIN events.ledger l ON l.workspace_id = d.workspace_id AND l.name = ANY(d.events)
+          AND (d.subject IS NULL OR l.subject = d.subject)
+        WHERE d.workspace_id = ${workspaceId} AND d.id = ${id}
+          AND l.occurred_at >= ${window.from}::timestamptz AND l.occurred_at < ${window.to}::timestamptz
+        RETURNING id`.pipe(Effect.orDie)
+      return rows.length
+    }).pipe(Effect.withSpan("Destinations.replay"))
+
+  return Destinations.of({ subscribe, unsubscribe, subscriptionId, create, stop, replay })
 })
 
 /** @since 0.1.0 @category layers */

@@ -8,12 +8,18 @@ import * as Refusal from "@service/core/Refusal"
 import * as Schema from "effect/Schema"
 
 /** @since 0.1.0 @category models */
-export const EventsCode = Schema.Literal("invalid_field_value", "destination_not_found", "events_unavailable")
+export const EventsCode = Schema.Literal(
+  "invalid_field_value",
+  "destination_not_found",
+  "address_rejected",
+  "test_workspace_not_allowed",
+  "events_unavailable"
+)
 /** @since 0.1.0 @category models */
 export type EventsCode = typeof EventsCode.Type
 
 /** What the caller can do next. @since 0.1.0 @category models */
-export const RecoveryAction = Schema.Literal("fix_arguments", "list_subscriptions", "retry_later")
+export const RecoveryAction = Schema.Literal("fix_arguments", "list_subscriptions", "use_public_https_address", "use_workspace", "retry_later")
 /** @since 0.1.0 @category models */
 export type RecoveryAction = typeof RecoveryAction.Type
 
@@ -33,6 +39,18 @@ const rules: { readonly [K in EventsCode]: Refusal.RefusalRule & { readonly acti
     retryable: false,
     action: "list_subscriptions",
     description: "no subscription or Destination with that id in this workspace"
+  },
+  address_rejected: {
+    status: 422,
+    retryable: false,
+    action: "use_public_https_address",
+    description: "the address is not public https, or resolves to a private, loopback, link-local or reserved address"
+  },
+  test_workspace_not_allowed: {
+    status: 409,
+    retryable: false,
+    action: "use_workspace",
+    description: "test workspaces deliver nothing: create Destinations in the real workspace"
   },
   events_unavailable: { status: 503, retryable: true, action: "retry_later", description: "the event store cannot be reached right now" }
 }
