@@ -2,7 +2,8 @@
  * The shared conformance suite every transport runs once, in the style of Effect's `suite(layer)` tests.
  * Driven by the declarations, never by hand-kept lists. For every group given:
  *
- * - the transport lists exactly the declared endpoints, tools or commands (twins included);
+ * - the transport lists exactly the declared endpoints, tools or commands (twins and deprecated HTTP
+ *   aliases included);
  * - every operation's capability example runs and its output decodes with the declared schema;
  * - an unknown input field gives the codec's structural refusal;
  * - every declared refusal code, injected through a twin group whose operations fail with the codec's
@@ -15,6 +16,10 @@
  *
  * Twins share the declarations but live under their own prefix, namespace and command word, so one
  * served application carries both.
+ *
+ * The harness calls as the owner of its workspace, with every scope the groups accept and the records the
+ * examples name seeded (`Fixture.seed`); the runners serve `Fixture.groups`, the application's groups but
+ * those of bundles still pending (`Fixture.pending`).
  *
  * @since 0.1.0
  */
@@ -68,7 +73,21 @@ export interface Harness {
 export class HarnessService extends Context.Tag("@service/conformance/Harness")<HarnessService, Harness>() {}
 
 /**
- * The names a surface must list for `groups`.
+ * The full paths of an operation's deprecated aliases (`group.http.aliases`): its path with the alias
+ * segment in place of the canonical one, when the path has it.
+ *
+ * @since 0.1.0 @category expectations
+ */
+export const aliasPaths = (group: Operation.Group<unknown>, op: Operation.AnyOperation<unknown>): ReadonlyArray<string> =>
+  (group.http.aliases ?? []).flatMap((alias) => {
+    const parts = op.http.path.slice(1).split("/")
+    if (!parts.includes(alias.canonical)) return []
+    const path: `/${string}` = `/${parts.map((part) => (part === alias.canonical ? alias.segment : part)).join("/")}`
+    return [Operation.httpPath(group, { ...op, http: { ...op.http, path } })]
+  })
+
+/**
+ * The names a surface must list for `groups` (over HTTP, deprecated alias routes too).
  *
  * @since 0.1.0 @category expectations
  */
@@ -78,14 +97,14 @@ export const expectedNames = (
   groups: ReadonlyArray<Operation.Group<unknown>>
 ): ReadonlyArray<string> =>
   groups.flatMap((group) =>
-    Operation.servedOn(group, surface).map((op) => {
+    Operation.servedOn(group, surface).flatMap((op) => {
       switch (surface) {
         case "http":
-          return `${op.http.method} ${Operation.httpPath(group, op)}`
+          return [`${op.http.method} ${Operation.httpPath(group, op)}`, ...aliasPaths(group, op).map((path) => `${op.http.method} ${path}`)]
         case "mcp":
-          return Operation.toolName(prefix, group.mcp.namespace, op.name)
+          return [Operation.toolName(prefix, group.mcp.namespace, op.name)]
         case "cli":
-          return Operation.commandWords(prefix, group, op).join(" ")
+          return [Operation.commandWords(prefix, group, op).join(" ")]
       }
     })
   ).sort()
@@ -148,28 +167,39 @@ const readPath = (value: unknown, path: ReadonlyArray<string | number>): unknown
   return current
 }
 
+const isPlaceholder = (value: unknown): boolean => typeof value === "string" && /^<[^<>]+>$/.test(value)
+
 /**
  * The capability example of `op`, with any `exampleFrom` value read from a call of the source operation.
+ * The source runs with its own example, resolved the same way (a suggested edit's example opens an edit on
+ * a topic the create example makes). A field the example leaves as a placeholder (`"<topic>"`) takes the
+ * value the source call was given for the same field, so both name the same record.
  *
  * @since 0.1.0 @category examples
  */
 export const resolveExample = (
   harness: Harness,
   group: Operation.Group<unknown>,
-  op: Operation.AnyOperation<unknown>
+  op: Operation.AnyOperation<unknown>,
+  seen: ReadonlyArray<string> = []
 ): Effect.Effect<Readonly<Record<string, unknown>>> =>
   Effect.gen(function*() {
     const from = op.capability.exampleFrom
     if (from === undefined) return op.capability.example
+    if (seen.includes(op.name)) return yield* Effect.dieMessage(`${op.name}: exampleFrom loops through ${seen.join(", ")}`)
     const source = group.operations.find((candidate) => candidate.name === from.operation)
     if (source === undefined) return yield* Effect.dieMessage(`${op.name}: exampleFrom names unknown ${from.operation}`)
-    const outcome = yield* harness.call(group.name, source.name, source.capability.example)
+    const sourceInput = yield* resolveExample(harness, group, source, [...seen, op.name])
+    const outcome = yield* harness.call(group.name, source.name, sourceInput)
     if (outcome._tag !== "Success") {
-      return yield* Effect.dieMessage(`${op.name}: the source example ${from.operation} was refused`)
+      return yield* Effect.dieMessage(`${op.name}: the source example ${from.operation} was refused: ${outcome.raw.slice(0, 500)}`)
     }
     const value = readPath(outcome.body, from.path)
     if (value === undefined) return yield* Effect.dieMessage(`${op.name}: nothing at ${from.path.join(".")} of ${from.operation}`)
-    return { ...op.capability.example, [from.field]: value }
+    const carried = Object.entries(op.capability.example).flatMap(([field, example]) =>
+      isPlaceholder(example) && field in sourceInput ? [[field, sourceInput[field]] as const] : []
+    )
+    return { ...op.capability.example, ...Object.fromEntries(carried), [from.field]: value }
   })
 
 const blockCode = (group: Operation.Group<unknown>, block: unknown): unknown =>

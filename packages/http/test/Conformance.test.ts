@@ -1,17 +1,60 @@
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { describe } from "@effect/vitest"
+import * as App from "@service/app/App"
 import * as Conformance from "@service/conformance"
-import * as AccountOperations from "@service/core/AccountOperations"
-import type * as Meter from "@service/core/Meter"
+import * as Fixture from "@service/conformance/Fixture"
+import * as Accounts from "@service/core/Accounts"
+import { Crypto } from "@service/core/Crypto"
+import { WorkspaceSlug } from "@service/core/Ids"
 import * as Operation from "@service/core/Operation"
-import type { Caller } from "@service/core/RequestContext"
-import * as MarketOperations from "@service/market-contract/Operations"
+import { forbiddenValues } from "@service/market-contract/ProjectionAudit"
+import * as DemoCorpus from "@service/market-warehouse/DemoCorpus"
 import * as TestDatabase from "@service/storage/TestDatabase"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
+import * as Redacted from "effect/Redacted"
+import { createServer } from "node:http"
+import * as HttpLayer from "../src/HttpLayer.js"
 import * as Routes from "../src/Routes.js"
-import * as MarketFixture from "./support/MarketFixture.js"
 import * as RawHttp from "./support/RawHttp.js"
+
+/** The `demo` workspace's key: its owner's, with every scope the served groups accept. */
+const KEY = "svc_key_test_conformance_0123456789abcdef"
+
+class Scan extends Context.Tag("Scan")<Scan, ReadonlyArray<string>>() {}
+
+/**
+ * Every domain (`App.layer`) over a test database with the demo corpus, the `demo` workspace with its owner,
+ * the records the examples name and the key; and the HTTP surface of `groups` on a listening server.
+ */
+const served = (target: TestDatabase.TestDatabaseTarget, groups: ReadonlyArray<Operation.Group<Fixture.Requirements>>) => {
+  const prepared = Layer.effect(
+    Scan,
+    Effect.gen(function*() {
+      yield* DemoCorpus.loadAndPublish
+      const accounts = yield* Accounts.Accounts
+      const workspace = yield* accounts.createWorkspace({ slug: WorkspaceSlug.make("demo"), name: "demo" })
+      const owner = yield* Fixture.seed(workspace)
+      yield* accounts.issueCredential({
+        workspaceId: workspace.id,
+        kind: "api_key",
+        label: "conformance",
+        personId: owner.id,
+        scopes: Fixture.scopesOf(groups),
+        secret: Redacted.make(KEY)
+      })
+      return yield* forbiddenValues
+    }).pipe(Effect.orDie)
+  )
+  const server = HttpApiBuilder.serve().pipe(
+    Layer.provide(HttpLayer.layer(groups)),
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
+  )
+  return Layer.mergeAll(server, prepared).pipe(Layer.provideMerge(App.layer(target.layer, Crypto.layerTest)), Layer.orDie)
+}
 
 /** A query-string value as a user would type it. */
 const queryValue = (value: unknown): ReadonlyArray<string> =>
@@ -31,12 +74,12 @@ const requestFor = (
   input: Readonly<Record<string, unknown>>
 ): RawHttp.Request => {
   const binding = op.http.input
-  const bound = binding.kind === "path" ? binding.params : {}
+  const bound = Operation.pathFields(binding)
   const values: Record<string, string> = { workspace: "demo" }
   for (const [param, field] of Object.entries(bound)) values[param] = queryValue(input[field]).join(",")
   const path = Routes.fill(Operation.httpPath(group, op), values)
   const rest = Object.entries(input).filter(([field]) => !Object.values(bound).includes(field))
-  const headers = { "x-api-key": MarketFixture.KEY }
+  const headers = { "x-api-key": KEY }
   if (binding.kind === "body") {
     return {
       method: op.http.method,
@@ -52,14 +95,14 @@ const requestFor = (
 }
 
 const harness = (target: TestDatabase.TestDatabaseTarget) =>
-(groups: ReadonlyArray<Operation.Group<MarketOperations.Requirements | Meter.Meter | Caller>>): Layer.Layer<Conformance.HarnessService> =>
+(groups: ReadonlyArray<Operation.Group<Fixture.Requirements>>): Layer.Layer<Conformance.HarnessService> =>
   Layer.effect(
     Conformance.HarnessService,
     Effect.gen(function*() {
       const port = yield* RawHttp.port
-      const { scan } = yield* MarketFixture.Fixture
+      const forbidden = yield* Scan
       return {
-        forbidden: scan,
+        forbidden,
         // What the served document lists, as "METHOD /api/v1/path" with `:param` segments.
         listed: Effect.gen(function*() {
           const spec = yield* RawHttp.send(port, { method: "GET", path: "/openapi.json" })
@@ -83,11 +126,12 @@ const harness = (target: TestDatabase.TestDatabaseTarget) =>
           })
       }
     })
-  ).pipe(Layer.provide(MarketFixture.layer(target, groups)))
+  ).pipe(Layer.provide(served(target, groups)))
 
-// One database and one listening server per target, serving the declared groups and their refusal twins.
+// One database and one listening server per target, serving the application's groups (`App.groups` but
+// the bundles the suite does not run yet, `Fixture.pending`) and their refusal twins.
 for (const target of TestDatabase.targets()) {
   describe(target.name, () => {
-    Conformance.suite({ surface: "http", groups: [MarketOperations.group, AccountOperations.group], harness: harness(target) })
+    Conformance.suite({ surface: "http", groups: Fixture.groups, harness: harness(target) })
   })
 }

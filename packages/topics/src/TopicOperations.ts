@@ -520,7 +520,12 @@ export const topicsReject = Operation.make({
   input: TopicRef,
   modelInput: TopicRef,
   output: TopicView,
-  capability: { question: "How do I send a proposal back?", requires: "topic.", example: { topic: "<topic>" }, exampleFrom: fromCreate },
+  capability: {
+    question: "How do I send a proposal back?",
+    requires: "topic.",
+    example: { topic: "<topic>" },
+    exampleFrom: { operation: "topics_propose", path: ["id"], field: "topic" }
+  },
   run: moveRun("reject")
 })
 
@@ -1103,7 +1108,12 @@ export const topicsUnshare = Operation.make({
   input: TopicRef,
   modelInput: TopicRef,
   output: Schema.Struct({ topic_id: Schema.String, revoked: Schema.Literal(true) }).annotations({ identifier: "ShareRevoked" }),
-  capability: { question: "How do I stop sharing a topic?", requires: "topic.", example: { topic: "<topic>" }, exampleFrom: fromCreate },
+  capability: {
+    question: "How do I stop sharing a topic?",
+    requires: "topic.",
+    example: { topic: "<topic>" },
+    exampleFrom: { operation: "topics_share", path: ["topic_id"], field: "topic" }
+  },
   run: (input) =>
     Effect.gen(function*() {
       const { workspaceId, actor } = yield* caller

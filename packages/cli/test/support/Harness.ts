@@ -11,14 +11,12 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as App from "@service/app/App"
 import * as Conformance from "@service/conformance"
+import * as Fixture from "@service/conformance/Fixture"
 import * as Accounts from "@service/core/Accounts"
 import { Crypto } from "@service/core/Crypto"
 import { WorkspaceSlug } from "@service/core/Ids"
-import type * as Meter from "@service/core/Meter"
 import type * as Operation from "@service/core/Operation"
-import type { Caller } from "@service/core/RequestContext"
 import * as HttpLayer from "@service/http/HttpLayer"
-import type * as MarketOperations from "@service/market-contract/Operations"
 import { forbiddenValues } from "@service/market-contract/ProjectionAudit"
 import * as DemoCorpus from "@service/market-warehouse/DemoCorpus"
 import type * as TestDatabase from "@service/storage/TestDatabase"
@@ -33,21 +31,26 @@ import { ExitCode } from "../../src/Failure.js"
 import * as InputFlags from "../../src/InputFlags.js"
 import * as Run from "./Run.js"
 
-/** The key of workspace `demo`, with the market-data read scope. */
+/** The key of workspace `demo`: its owner's, with every scope the served groups accept. */
 export const KEY = "svc_key_cli_conformance_0123456789abcdef"
 
-/** Every service of the application over a migrated test database, with the demo corpus and the key. */
-export const domain = (target: TestDatabase.TestDatabaseTarget) =>
+/**
+ * Every service of the application over a migrated test database, with the demo corpus, the workspace's
+ * owner, the records the examples name, and the key.
+ */
+export const domain = (target: TestDatabase.TestDatabaseTarget, groups: ReadonlyArray<Operation.Group<Fixture.Requirements>>) =>
   Layer.effectDiscard(
     Effect.gen(function*() {
       yield* DemoCorpus.loadAndPublish
       const accounts = yield* Accounts.Accounts
       const workspace = yield* accounts.createWorkspace({ slug: WorkspaceSlug.make("demo"), name: "demo" })
+      const owner = yield* Fixture.seed(workspace)
       yield* accounts.issueCredential({
         workspaceId: workspace.id,
         kind: "api_key",
         label: "cli conformance",
-        scopes: ["market_data:read"],
+        personId: owner.id,
+        scopes: Fixture.scopesOf(groups),
         secret: Redacted.make(KEY)
       })
     }).pipe(Effect.orDie)
@@ -58,7 +61,7 @@ export const domain = (target: TestDatabase.TestDatabaseTarget) =>
  * one for 4 s, counted late on a busy machine): a server closing first resets the next call on it
  * (docs/decisions/0029).
  */
-export const server = (groups: ReadonlyArray<Operation.Group<MarketOperations.Requirements | Meter.Meter | Caller>>) =>
+export const server = (groups: ReadonlyArray<Operation.Group<Fixture.Requirements>>) =>
   HttpApiBuilder.serve().pipe(
     Layer.provide(HttpLayer.layer(groups)),
     Layer.provideMerge(NodeHttpServer.layer(() => createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000 }), {
@@ -75,7 +78,7 @@ export const baseUrl = Effect.gen(function*() {
 const parse = (text: string): unknown => JSON.parse(text)
 
 export const harness = (target: TestDatabase.TestDatabaseTarget) =>
-(groups: ReadonlyArray<Operation.Group<MarketOperations.Requirements | Meter.Meter | Caller>>): Layer.Layer<Conformance.HarnessService> =>
+(groups: ReadonlyArray<Operation.Group<Fixture.Requirements>>): Layer.Layer<Conformance.HarnessService> =>
   Layer.effect(
     Conformance.HarnessService,
     Effect.gen(function*() {
@@ -124,6 +127,6 @@ export const harness = (target: TestDatabase.TestDatabaseTarget) =>
   ).pipe(
     Layer.provide(NodeHttpClient.layerUndici),
     Layer.provide(server(groups)),
-    Layer.provide(domain(target)),
+    Layer.provide(domain(target, groups)),
     Layer.orDie
   )

@@ -1,31 +1,49 @@
 /**
  * The conformance harness for MCP: the groups given (declared and twins) served by the web handler over
- * a test database with the demo corpus, and an official client doing the connecting, in process.
+ * every domain of the application (`App.layer`) on a test database with the demo corpus, and an official
+ * client doing the connecting, in process, as the owner of a workspace with the records the examples name
+ * and every scope the groups accept.
  */
+import * as App from "@service/app/App"
 import * as Conformance from "@service/conformance"
-import type * as Meter from "@service/core/Meter"
+import * as Fixture from "@service/conformance/Fixture"
+import * as Accounts from "@service/core/Accounts"
+import { Crypto } from "@service/core/Crypto"
+import { CredentialId, WorkspaceSlug } from "@service/core/Ids"
 import * as Operation from "@service/core/Operation"
-import type { Caller } from "@service/core/RequestContext"
-import type * as Operations from "@service/market-contract/Operations"
+import { Principal } from "@service/core/Principal"
 import { forbiddenValues } from "@service/market-contract/ProjectionAudit"
+import * as DemoCorpus from "@service/market-warehouse/DemoCorpus"
 import type * as TestDatabase from "@service/storage/TestDatabase"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as McpHandler from "../../src/McpHandler.js"
+import * as Toolkit from "../../src/Toolkit.js"
 import { connect, type Generation } from "./Clients.js"
-import { acquireWebHandler, layerFor, principalWith } from "./Fixture.js"
+import { acquireWebHandler } from "./Fixture.js"
 
 // Fields the MCP result adds beside an envelope; the suite compares the envelope itself.
 const toolOnly = new Set(["shown", "has_more", "next_action"])
 
 export const harness = (target: TestDatabase.TestDatabaseTarget, generation: Generation) =>
-(groups: ReadonlyArray<Operation.Group<Operations.Requirements | Meter.Meter | Caller>>): Layer.Layer<Conformance.HarnessService> =>
+(groups: ReadonlyArray<Operation.Group<Fixture.Requirements>>): Layer.Layer<Conformance.HarnessService> =>
   Layer.scoped(
     Conformance.HarnessService,
     Effect.gen(function*() {
       const web = yield* acquireWebHandler(McpHandler.makeWebHandler({ name: "service-conformance", version: "0.0.0", groups }))
-      const client = yield* connect(generation, web, yield* principalWith(["market_data:read"]))
+      const accounts = yield* Accounts.Accounts
+      const workspace = yield* accounts.createWorkspace({ slug: WorkspaceSlug.make("mcp-conformance"), name: "mcp conformance" }).pipe(Effect.orDie)
+      const owner = yield* Fixture.seed(workspace)
+      const principal = new Principal({
+        workspace,
+        person: Option.some(owner),
+        role: "owner",
+        scopes: Fixture.scopesOf(groups),
+        credential: { id: CredentialId.make("key_conformance"), kind: "api_key" }
+      })
+      const client = yield* connect(generation, web, principal)
       const forbidden = yield* forbiddenValues
       return {
         forbidden,
@@ -43,9 +61,15 @@ export const harness = (target: TestDatabase.TestDatabaseTarget, generation: Gen
               if (block === undefined) return yield* Effect.dieMessage(`An error without a ${group.refusals.key} block: ${JSON.stringify(structured)}`)
               return { _tag: "Refusal", status: undefined, block, raw } satisfies Conformance.Outcome
             }
-            const body = Object.fromEntries(Object.entries(structured).filter(([key]) => !toolOnly.has(key)))
+            // Only an envelope (`page`, `results`) gets the tool fields; other outputs may declare the same names.
+            const envelope = Option.isSome(Toolkit.toolFields(structured))
+            const body = envelope ? Object.fromEntries(Object.entries(structured).filter(([key]) => !toolOnly.has(key))) : structured
             return { _tag: "Success", body, raw } satisfies Conformance.Outcome
           })
       }
     })
-  ).pipe(Layer.provide(layerFor(target)))
+  ).pipe(
+    Layer.provide(Layer.effectDiscard(Effect.orDie(DemoCorpus.loadAndPublish))),
+    Layer.provideMerge(App.layer(target.layer, Crypto.layerTest)),
+    Layer.orDie
+  )
