@@ -1,3 +1,4 @@
+import * as Leaks from "@service/conformance/Leaks"
 import { generateWebhookSecret } from "@service/core/Crypto"
 import * as HttpServer from "@effect/platform/HttpServer"
 import { assert, layer } from "@effect/vitest"
@@ -133,7 +134,7 @@ for (const target of TestDatabase.targets()) {
         for (const state of ["CDMX", "Sonora", "Chihuahua", "Coahuila", "Durango"]) {
           yield* call("service_market_search_suppliers", { state, limit: 50 })
         }
-        const leaked = bodies.flatMap((body) => scan.filter((needle) => body.includes(needle)))
+        const leaked = Leaks.find(bodies, scan).flat()
         assert.deepStrictEqual(leaked, [], "a tool result leaked a source identity or a contact")
       }), 0)
 

@@ -31,6 +31,7 @@ import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import * as Leaks from "./Leaks.js"
 
 /** @since 0.1.0 @category models */
 export type Surface = "http" | "mcp" | "cli"
@@ -370,9 +371,8 @@ export const suite = <R, E>(options: SuiteOptions<R, E>): void => {
         const harness = yield* watched
         assert.isAbove(harness.forbidden.length, 0, "the harness names no forbidden values")
         const answered = new Set(seen.map((entry) => entry.call))
-        const leaked = seen.flatMap((entry) =>
-          harness.forbidden.filter((needle) => entry.raw.includes(needle)).map((needle) => `${entry.call}: ${needle}`)
-        )
+        const found = Leaks.find(seen.map((entry) => entry.raw), harness.forbidden)
+        const leaked = seen.flatMap((entry, i) => (found[i] ?? []).map((needle) => `${entry.call}: ${needle}`))
         assert.deepStrictEqual(leaked, [], `a response leaked a forbidden value: ${leaked.join(" | ")}`)
         for (const realGroup of options.groups) {
           for (const op of Operation.servedOn(erase(realGroup), options.surface)) {

@@ -1,6 +1,7 @@
 import * as OpenApi from "@effect/platform/OpenApi"
 import { assert, layer } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Leaks from "@service/conformance/Leaks"
 import * as AccountOperations from "@service/core/AccountOperations"
 import { Meter } from "@service/core/Meter"
 import type * as Operation from "@service/core/Operation"
@@ -180,7 +181,7 @@ for (const target of TestDatabase.targets()) {
           yield* get(`${base}/capabilities`)
           const { scan } = yield* MarketFixture.Fixture
           assert.isAbove(scan.length, 100)
-          const leaked = bodies.flatMap((body) => scan.filter((needle) => body.includes(needle)))
+          const leaked = Leaks.find(bodies, scan).flat()
           assert.deepStrictEqual(leaked, [], "a response leaked a source identity or a contact")
         }), 0)
 
