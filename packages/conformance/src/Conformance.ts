@@ -25,13 +25,13 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import type * as ContractCase from "@service/core/ContractCase"
+import * as Leaks from "@service/core/Leaks"
 import * as Operation from "@service/core/Operation"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
-import * as Leaks from "./Leaks.js"
 
 /** @since 0.1.0 @category models */
 export type Surface = "http" | "mcp" | "cli"

@@ -1,7 +1,8 @@
 /**
- * Which of many forbidden strings occur in which responses, in one pass over each response (Aho-Corasick over
- * UTF-16 code units). The suites scan every response they saw for thousands of values (source identities,
- * publishers, contact coordinates); one `includes` per value and response cost tens of seconds a file.
+ * Which of many forbidden strings occur in which texts, in one pass over each text (Aho-Corasick over UTF-16 code
+ * units). Tests scan every response they saw for thousands of values (source identities, publishers, contact
+ * coordinates: `ProjectionAudit.forbiddenValues`); one `includes` per value and response cost tens of seconds a
+ * file. An operator can scan logs the same way.
  *
  * @since 0.1.0
  */
@@ -51,13 +52,23 @@ const build = (needles: ReadonlyArray<string>): Automaton => {
   return { next, fail, out }
 }
 
+// Tests scan body after body for the same list: its automaton is built once.
+const built = new WeakMap<ReadonlyArray<string>, Automaton>()
+const automatonOf = (needles: ReadonlyArray<string>): Automaton => {
+  const cached = built.get(needles)
+  if (cached !== undefined) return cached
+  const automaton = build(needles)
+  built.set(needles, automaton)
+  return automaton
+}
+
 /**
  * For each haystack, the needles it contains (each once, in needle order). Empty needles match nothing.
  *
  * @since 0.1.0 @category scanning
  */
 export const find = (haystacks: ReadonlyArray<string>, needles: ReadonlyArray<string>): ReadonlyArray<ReadonlyArray<string>> => {
-  const { fail, next, out } = build(needles)
+  const { fail, next, out } = automatonOf(needles)
   return haystacks.map((haystack) => {
     const seen = new Set<number>()
     let state = 0
