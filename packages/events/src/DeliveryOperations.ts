@@ -23,7 +23,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { Outcome } from "./Delivery.js"
 import { DeliveryLog, DeliveryView, DestinationView } from "./DeliveryLog.js"
-import { type DestinationRefused, Destinations } from "./Destinations.js"
+import { type DestinationRefused, Destinations, notFoundMessage } from "./Destinations.js"
 import { codec, refuse } from "./EventsRefusal.js"
 
 const strict = { parseOptions: { onExcessProperty: "error" } } as const
@@ -33,6 +33,9 @@ const scopes: ReadonlyArray<Scope> = ["context:read", "commercial:read", "topics
 const DestinationId = Schema.String.pipe(Schema.pattern(/^(sub_[0-9a-f]{32}|dst_[0-9a-f]{24})$/)).annotations({
   description: "A subscription id (sub_…) or Destination id (dst_…)."
 })
+
+const destinationNotFound = (why: string) =>
+  refuse("destination_not_found", why, "List the workspace's subscriptions and use one of their ids.", { field: "destination_id" })
 
 const SubscriptionsInput = Schema.Struct({}).annotations({ ...strict, identifier: "EventSubscriptionsInput" })
 
@@ -118,12 +121,7 @@ export const eventsDeliveries = Operation.make({
       const caller = yield* Caller
       const log = yield* DeliveryLog
       if (input.destination_id !== undefined && Option.isNone(yield* log.destination(caller.workspace.id, input.destination_id))) {
-        return yield* refuse(
-          "destination_not_found",
-          `No subscription or Destination ${input.destination_id} in this workspace.`,
-          "List the workspace's subscriptions and use one of their ids.",
-          { field: "destination_id" }
-        )
+        return yield* destinationNotFound(notFoundMessage(input.destination_id))
       }
       const page = yield* log.deliveries({
         workspaceId: caller.workspace.id,
@@ -146,9 +144,7 @@ const fromRefused = (refused: DestinationRefused) => {
     case "url_rejected":
       return refuse("address_rejected", refused.message, "Give a public https address.", { field: "url" })
     case "not_found":
-      return refuse("destination_not_found", refused.message, "List the workspace's subscriptions and use one of their ids.", {
-        field: "destination_id"
-      })
+      return destinationNotFound(refused.message)
     case "test_workspace":
       return refuse("test_workspace_not_allowed", refused.message, "Create the Destination in the real workspace.")
   }

@@ -131,6 +131,9 @@ export class DestinationRefused extends Data.TaggedError("DestinationRefused")<{
   readonly message: string
 }> {}
 
+/** The message of a `not_found` refusal. @since 0.1.0 @category errors */
+export const notFoundMessage = (id: string): string => `No subscription or Destination ${id} in this workspace.`
+
 /** @since 0.1.0 @category tags */
 export class Destinations extends Context.Tag("@service/events/Destinations")<Destinations, {
   /** Creates or renews the caller's subscription (verifying the address unless verified in the last 24 hours). */
@@ -333,7 +336,7 @@ export const make = Effect.gen(function*() {
       const rows = yield* sql`UPDATE events.destinations SET state = 'stopped', state_reason = 'stopped by a person', state_at = ${at}::timestamptz,
           updated_at = ${at}::timestamptz
         WHERE workspace_id = ${workspaceId} AND id = ${id} RETURNING id`.pipe(Effect.orDie)
-      if (rows.length === 0) return yield* refuseDestination("not_found", `No subscription or Destination ${id} in this workspace.`)
+      if (rows.length === 0) return yield* refuseDestination("not_found", notFoundMessage(id))
     })
 
   const replay = (workspaceId: string, id: string, window: { readonly from: string; readonly to: string }) =>
@@ -341,7 +344,7 @@ export const make = Effect.gen(function*() {
       const at = iso(yield* Clock.currentTimeMillis)
       // Replays are new deliveries of the same events (same webhook-id, so receivers deduplicate), due at once.
       const found = yield* sql`SELECT state FROM events.destinations WHERE workspace_id = ${workspaceId} AND id = ${id}`.pipe(Effect.orDie)
-      if (found.length === 0) return yield* refuseDestination("not_found", `No subscription or Destination ${id} in this workspace.`)
+      if (found.length === 0) return yield* refuseDestination("not_found", notFoundMessage(id))
       const rows = yield* sql`INSERT INTO events.deliveries (id, destination_id, workspace_id, ledger_id, replay, created_at)
         SELECT 'dlv_' || md5(random()::text || l.id::text || clock_timestamp()::text)::text, d.id, d.workspace_id, l.id, true, ${at}::timestamptz
         FROM events.destinations d JOIN events.ledger l ON l.workspace_id = d.workspace_id AND l.name = ANY(d.events)
