@@ -187,10 +187,11 @@ const startPglite = (options: { readonly dataDir?: string; readonly loadDataDir?
     catch: failed(`Could not start PGlite ${where}`)
   })
 
-const openInMemory: Effect.Effect<PGlite, DatabaseError> = Effect.gen(function*() {
-  const template = yield* Effect.promise(() => ClusterTemplate.readTemplate(templateDirectory).catch(() => undefined))
-  return yield* startPglite(template === undefined ? {} : { loadDataDir: new Blob([template]) }, "in memory")
-})
+const openInMemory = (from: Uint8Array<ArrayBuffer> | undefined): Effect.Effect<PGlite, DatabaseError> =>
+  Effect.gen(function*() {
+    const template = from ?? (yield* Effect.promise(() => ClusterTemplate.readTemplate(templateDirectory).catch(() => undefined)))
+    return yield* startPglite(template === undefined ? {} : { loadDataDir: new Blob([template]) }, "in memory")
+  })
 
 /**
  * Creates the cluster in a sibling folder and renames it into place, so a process stopped halfway leaves
@@ -286,10 +287,11 @@ const openOnDisk = (dataDir: string, createIfMissing: boolean): Effect.Effect<PG
 
 const openPglite = (
   dataDir: string | undefined,
-  createIfMissing: boolean
+  createIfMissing: boolean,
+  from?: Uint8Array<ArrayBuffer>
 ): Effect.Effect<PGlite, DatabaseError, Scope.Scope> =>
   Effect.acquireRelease(
-    dataDir === undefined ? openInMemory : openOnDisk(dataDir, createIfMissing),
+    dataDir === undefined ? openInMemory(from) : openOnDisk(dataDir, createIfMissing),
     (pglite) => closeQuietly("PGlite", () => pglite.close())
   )
 
@@ -338,6 +340,37 @@ export const layerPglite = (options: PgliteOptions = {}): Layer.Layer<DatabaseSe
         kind: "pglite",
         description: dataDir === undefined ? "PGlite (in memory)" : `PGlite in ${dataDir}`
       })
+    })
+  ).pipe(Layer.provide(Reactivity.layer))
+
+/**
+ * Writes an embedded database's files as a tar archive, which {@link layerPgliteFromDump} starts from.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class PgliteDump extends Context.Tag("@service/storage/PgliteDump")<PgliteDump, Effect.Effect<Uint8Array<ArrayBuffer>, DatabaseError>>() {}
+
+/**
+ * An in-memory PGlite started from a dump (`PgliteDump`) when one is given, otherwise fresh, that can dump
+ * itself: test snapshots (`TestDatabase.prepared`) load a prepared database once and start every later copy
+ * from its files instead of preparing it again.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerPgliteFromDump = (
+  dump?: Uint8Array<ArrayBuffer>
+): Layer.Layer<DatabaseServices | PgliteDump, SqlError | DatabaseError> =>
+  Layer.scopedContext(
+    Effect.gen(function*() {
+      const pglite = yield* openPglite(undefined, true, dump)
+      const client = yield* PgClient.fromPool({ acquire: openBridgePool(pglite) })
+      const dumpFiles = Effect.tryPromise({
+        try: async () => new Uint8Array(await (await pglite.dumpDataDir("none")).arrayBuffer()),
+        catch: failed("Could not dump the embedded database")
+      })
+      return toContext(client, { kind: "pglite", description: "PGlite (in memory)" }).pipe(Context.add(PgliteDump, dumpFiles))
     })
   ).pipe(Layer.provide(Reactivity.layer))
 

@@ -13,6 +13,10 @@
  * Each `layer(...)` call builds its own database, so test files never see each other's rows;
  * tests inside one block share it.
  *
+ * Preparing a database can cost more than the tests that read it (the demo corpus takes seconds per
+ * engine). {@link prepared} prepares it once per test run and gives every later test a copy: PostgreSQL
+ * copies a template database, PGlite starts from a dump of the prepared files.
+ *
  * @since 0.0.0
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
@@ -23,7 +27,10 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { randomUUID } from "node:crypto"
+import * as Schedule from "effect/Schedule"
+import { createHash, randomUUID } from "node:crypto"
+import * as NodeFs from "node:fs/promises"
+import * as NodePath from "node:path"
 import * as Database from "./Database.js"
 import * as InternalConfig from "./internal/config.js"
 import * as Migrations from "./Migrations.js"
@@ -68,30 +75,47 @@ const withDatabase = (url: Redacted.Redacted<string>, database: string) =>
  * @since 0.0.0
  * @category targets
  */
-export const postgres = (adminUrl: Redacted.Redacted<string>): TestDatabaseTarget => ({
-  name: "postgres",
-  layer: Layer.scopedContext(
+// Random rather than Effect's `Random`: test layers are built under `TestRandom`, whose fixed seed would give
+// parallel test files the same name.
+const randomName = (prefix: string) => `${prefix}${randomUUID().replaceAll("-", "").slice(0, 16)}`
+
+const connect = (adminUrl: Redacted.Redacted<string>, database: string) =>
+  Effect.gen(function*() {
+    const client = yield* PgClient.make({ url: yield* withDatabase(adminUrl, database) })
+    return Context.make(PgClient.PgClient, client).pipe(
+      Context.add(SqlClient.SqlClient, client),
+      Context.add(Database.DatabaseInfo, { kind: "postgres", description: `PostgreSQL test database ${database}` }),
+      Context.add(Database.ReadClient, client)
+    )
+  })
+
+/** A fresh database `test_<random>` (a copy of `template` when given), dropped on release. */
+const postgresDatabase = (adminUrl: Redacted.Redacted<string>, template?: string) =>
+  Layer.scopedContext(
     Effect.gen(function*() {
       // The admin connection outlives the test database: it is needed again to drop it.
       const admin = yield* PgClient.make({ url: adminUrl, maxConnections: 1 })
-      // Random rather than Effect's `Random`: test layers are built under `TestRandom`, whose
-      // fixed seed would give parallel test files the same name.
-      const database = `test_${randomUUID().replaceAll("-", "").slice(0, 16)}`
+      const database = randomName("test_")
       yield* Effect.acquireRelease(
-        admin`CREATE DATABASE ${admin(database)}`,
+        template === undefined
+          ? admin`CREATE DATABASE ${admin(database)}`
+          // A template being copied must have no session; another copy starting at the same moment is
+          // not one, but a build finishing is: try again briefly.
+          : admin`CREATE DATABASE ${admin(database)} TEMPLATE ${admin(template)}`.pipe(
+            Effect.retry({ times: 20, schedule: Schedule.spaced("250 millis") })
+          ),
         () =>
           admin`DROP DATABASE IF EXISTS ${admin(database)} WITH (FORCE)`.pipe(
             Effect.catchAll((cause) => Effect.logWarning(`Could not drop test database ${database}`, cause))
           )
       )
-      const client = yield* PgClient.make({ url: yield* withDatabase(adminUrl, database) })
-      return Context.make(PgClient.PgClient, client).pipe(
-        Context.add(SqlClient.SqlClient, client),
-        Context.add(Database.DatabaseInfo, { kind: "postgres", description: `PostgreSQL test database ${database}` }),
-        Context.add(Database.ReadClient, client)
-      )
+      return yield* connect(adminUrl, database)
     })
   ).pipe(Layer.provide(Reactivity.layer), Layer.orDie)
+
+export const postgres = (adminUrl: Redacted.Redacted<string>): TestDatabaseTarget => ({
+  name: "postgres",
+  layer: postgresDatabase(adminUrl)
 })
 
 /**
@@ -107,6 +131,9 @@ export const targets = (): ReadonlyArray<TestDatabaseTarget> =>
     onSome: (url) => [pglite, postgres(url)]
   })
 
+const adminUrlOf = (target: TestDatabaseTarget): Option.Option<Redacted.Redacted<string>> =>
+  target.name === "postgres" ? Effect.runSync(InternalConfig.databaseUrl) : Option.none()
+
 /**
  * The target's database with the built-in and the given migrations applied.
  *
@@ -118,3 +145,166 @@ export const withMigrations = (
   sets: ReadonlyArray<Migrations.PackageMigrations>
 ): Layer.Layer<Database.DatabaseServices> =>
   Migrations.layer(sets).pipe(Layer.provideMerge(target.layer), Layer.orDie)
+
+/**
+ * What a prepared database holds: the migrations and the rows `prepare` writes over them.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Snapshot<E> {
+  /**
+   * Names the rows `prepare` writes: two snapshots with the same key (and the same migrations) must hold the
+   * same rows, since the second is a copy of the first.
+   */
+  readonly key: string
+  readonly migrations: ReadonlyArray<Migrations.PackageMigrations>
+  /** Built once over the migrated database, outside any test's services (live clock and random). */
+  readonly prepare: Layer.Layer<never, E, Database.DatabaseServices>
+}
+
+/**
+ * The prefix of the PostgreSQL template databases of the test run whose snapshots live in `folder`:
+ * `tpl_<epoch seconds>_<random>`, read off the folder's name `service-test-snapshots-<epoch>-<random>`.
+ *
+ * @since 0.1.0
+ * @category snapshots
+ */
+export const templatePrefix = (folder: string): string =>
+  `tpl_${NodePath.basename(folder).replace(/^service-test-snapshots-/, "").replace(/[^a-z0-9]+/g, "_")}`
+
+const snapshotName = (snapshot: Snapshot<unknown>) =>
+  createHash("sha256")
+    .update(JSON.stringify([snapshot.key, snapshot.migrations.map((set) => [set.name, Object.keys(set.migrations)])]))
+    .digest("hex")
+    .slice(0, 16)
+
+// Prepared outside the test's runtime, so a `TestClock` or `TestRandom` of the test cannot leak into rows that
+// other tests will read.
+const isolated = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+  Effect.flatMap(Effect.promise(() => Effect.runPromiseExit(effect)), (exit) => exit)
+
+const prepareOver = <A, E>(database: Layer.Layer<A | Database.DatabaseServices>, snapshot: Snapshot<E>) =>
+  snapshot.prepare.pipe(
+    Layer.provideMerge(Migrations.layer(snapshot.migrations).pipe(Layer.provideMerge(database))),
+    Layer.orDie
+  )
+
+const preparedPglite = <E>(folder: string, snapshot: Snapshot<E>): Layer.Layer<Database.DatabaseServices> =>
+  Layer.unwrapEffect(
+    Effect.gen(function*() {
+      const file = NodePath.join(folder, `${snapshotName(snapshot)}.tar`)
+      const existing = yield* Effect.promise(() => NodeFs.readFile(file).then((bytes) => new Uint8Array(bytes), () => undefined))
+      const dump = existing ?? (yield* isolated(
+        Effect.gen(function*() {
+          const context = yield* Layer.build(prepareOver(Database.layerPgliteFromDump().pipe(Layer.orDie), snapshot))
+          const bytes = yield* Context.get(context, Database.PgliteDump).pipe(Effect.orDie)
+          // Written aside and renamed: a file in place is whole, whichever parallel test file wrote it.
+          const partial = `${file}.${randomUUID()}`
+          yield* Effect.promise(() => NodeFs.writeFile(partial, bytes).then(() => NodeFs.rename(partial, file)))
+          return bytes
+        }).pipe(Effect.scoped)
+      ))
+      return Database.layerPgliteFromDump(dump).pipe(Layer.orDie)
+    })
+  )
+
+const preparedPostgres = <E>(
+  adminUrl: Redacted.Redacted<string>,
+  folder: string,
+  snapshot: Snapshot<E>
+): Layer.Layer<Database.DatabaseServices> =>
+  Layer.unwrapEffect(
+    Effect.gen(function*() {
+      const template = `${templatePrefix(folder)}_${snapshotName(snapshot)}`
+      yield* isolated(
+        Effect.gen(function*() {
+          const admin = yield* PgClient.make({ url: adminUrl, maxConnections: 1 })
+          const found = yield* admin`SELECT 1 FROM pg_database WHERE datname = ${template}`
+          if (found.length > 0) return
+          // Built under a name of its own and renamed, so a copy never starts from half a database; when a
+          // parallel file renamed first, this build is dropped and theirs is used.
+          const build = randomName(`${template}_b`).slice(0, 63)
+          yield* admin`CREATE DATABASE ${admin(build)}`
+          yield* Layer.build(
+            prepareOver(Layer.scopedContext(connect(adminUrl, build)).pipe(Layer.provide(Reactivity.layer), Layer.orDie), snapshot)
+          ).pipe(Effect.scoped)
+          yield* admin`ALTER DATABASE ${admin(build)} RENAME TO ${admin(template)}`.pipe(
+            Effect.catchAll(() => admin`DROP DATABASE IF EXISTS ${admin(build)} WITH (FORCE)`)
+          )
+        }).pipe(Effect.scoped, Effect.provide(Reactivity.layer), Effect.orDie)
+      )
+      return postgresDatabase(adminUrl, template)
+    })
+  )
+
+/**
+ * The target's database with `snapshot` prepared: migrated, then `prepare` built over it.
+ *
+ * Under the test runner's global setup (`SERVICE_TEST_SNAPSHOTS` names the run's folder) the preparation
+ * runs once per run and engine; every later call gets a copy (a PostgreSQL template database, a PGlite
+ * dump in the folder). Without it, each call prepares its own database: the same rows, slower.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const prepared = <E>(target: TestDatabaseTarget, snapshot: Snapshot<E>): Layer.Layer<Database.DatabaseServices> =>
+  Layer.unwrapEffect(
+    Effect.gen(function*() {
+      const folder = yield* Effect.orDie(InternalConfig.testSnapshots)
+      if (Option.isNone(folder)) return prepareOver(target.layer, snapshot)
+      const adminUrl = adminUrlOf(target)
+      return Option.isSome(adminUrl)
+        ? preparedPostgres(adminUrl.value, folder.value, snapshot)
+        : preparedPglite(folder.value, snapshot)
+    })
+  )
+
+const STALE_SECONDS = 6 * 60 * 60
+
+/** Drops the template databases whose names pass `matches` (when `DATABASE_URL` is set). */
+const dropTemplates = (matches: (name: string) => boolean) =>
+  Effect.gen(function*() {
+    const url = yield* Effect.orDie(InternalConfig.databaseUrl)
+    if (Option.isNone(url)) return
+    const admin = yield* PgClient.make({ url: url.value, maxConnections: 1 })
+    const rows = yield* admin<{ datname: string }>`SELECT datname FROM pg_database WHERE datname LIKE 'tpl\\_%'`
+    for (const { datname } of rows.filter((row) => matches(row.datname))) {
+      yield* admin`DROP DATABASE IF EXISTS ${admin(datname)} WITH (FORCE)`
+    }
+  }).pipe(
+    Effect.scoped,
+    Effect.provide(Reactivity.layer),
+    Effect.catchAll((cause) => Effect.logWarning("Could not drop test template databases", cause))
+  )
+
+/**
+ * Starts a test run's snapshots: a new folder `service-test-snapshots-<epoch>-<random>` under `parent`, to be named
+ * in `SERVICE_TEST_SNAPSHOTS` for the test processes. Templates of runs started over six hours ago (a run that
+ * was killed before {@link endRun}) are dropped.
+ *
+ * @since 0.1.0
+ * @category snapshots
+ */
+export const startRun = (parent: string): Effect.Effect<string> =>
+  Effect.gen(function*() {
+    const now = Math.floor(Date.now() / 1000)
+    const folder = yield* Effect.promise(() => NodeFs.mkdtemp(NodePath.join(parent, `service-test-snapshots-${now}-`)))
+    yield* dropTemplates((name) => {
+      const started = Number(/^tpl_(\d+)_/.exec(name)?.[1])
+      return Number.isFinite(started) && now - started > STALE_SECONDS
+    })
+    return folder
+  })
+
+/**
+ * Ends a test run's snapshots: removes the folder and drops the run's PostgreSQL templates.
+ *
+ * @since 0.1.0
+ * @category snapshots
+ */
+export const endRun = (folder: string): Effect.Effect<void> =>
+  Effect.zipRight(
+    Effect.promise(() => NodeFs.rm(folder, { recursive: true, force: true })),
+    dropTemplates((name) => name.startsWith(`${templatePrefix(folder)}_`))
+  )

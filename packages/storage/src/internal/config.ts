@@ -37,3 +37,13 @@ export const serviceDataDir: Config.Config<string> = Config.string("SERVICE_DATA
   Config.map(Option.filter((dir) => dir.length > 0)),
   Config.map(Option.getOrElse(() => ".data"))
 )
+
+/**
+ * `SERVICE_TEST_SNAPSHOTS`, the folder where one test run keeps its prepared databases (set by the test
+ * runner's global setup); absent when unset or blank, and then every test prepares its own database.
+ *
+ * @internal
+ */
+export const testSnapshots: Config.Config<Option.Option<string>> = Config.option(Config.string("SERVICE_TEST_SNAPSHOTS")).pipe(
+  Config.map(Option.filter((dir) => dir.trim().length > 0))
+)
