@@ -2,7 +2,7 @@
  * The MCP Events methods (SEP-3415 draft, webhook delivery, as the event-intake spec profiles it), served on the
  * MCP endpoint next to the tools for the credential's primary workspace:
  *
- * - `events/list`: the fourteen catalog events with `name`, `description`, `delivery`, `inputSchema` and
+ * - `events/list`: the catalog's events (the spec's fourteen and the breaker's two) with `name`, `description`, `delivery`, `inputSchema` and
  *   `payloadSchema`; `subject` (`opportunity/<id>`) keeps the events of that kind of record.
  * - `events/subscribe`: `{name, arguments, delivery: {mode: "webhook", url, secret}, cursor: null, ttlMs}` answers
  *   `{id, refreshBefore, cursor: null, truncated: false}` once the address passed its challenge.

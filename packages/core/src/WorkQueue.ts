@@ -73,6 +73,15 @@ export class LeaseLost extends Data.TaggedError("LeaseLost")<{ readonly id: stri
  */
 export class RetryLater extends Data.TaggedError("RetryLater")<{ readonly error: string; readonly notBefore?: number | undefined }> {}
 
+/**
+ * A handler's answer that it did not try the row and it is not due before `until` (epoch millis), e.g. a webhook
+ * to a receiver whose circuit is open: the row goes back pending, the attempt is not counted, and `reason` is
+ * recorded as its last error.
+ *
+ * @since 0.1.0 @category errors
+ */
+export class Postpone extends Data.TaggedError("Postpone")<{ readonly until: number; readonly reason: string }> {}
+
 /** @since 0.1.0 @category models */
 export interface Spec {
   /** Schema-qualified table holding the work, e.g. `door.arrivals`. */
@@ -124,8 +133,11 @@ export interface WorkQueue {
    * later), or dead after the last attempt.
    */
   readonly fail: (claim: Claim, error: string, notBefore?: number) => Effect.Effect<"retrying" | "dead", LeaseLost>
-  /** Gives a claimed row back untried (a worker shutting down): due at once, the attempt not counted. */
-  readonly release: (claim: Claim) => Effect.Effect<void>
+  /**
+   * Gives a claimed row back untried, the attempt not counted: due at once (a worker shutting down), or at
+   * `until` (epoch millis) with `reason` as its last error (a handler's {@link Postpone}).
+   */
+  readonly release: (claim: Claim, postponed?: { readonly until: number; readonly reason: string }) => Effect.Effect<void>
   /** Renews a claim's lease (a long attempt). */
   readonly extend: (claim: Claim) => Effect.Effect<void, LeaseLost>
   /** Makes rows due again with their attempts reset (reprocessing); returns how many. */
@@ -210,9 +222,13 @@ export const make = (spec: Spec): Effect.Effect<WorkQueue, never, SqlClient.SqlC
         return row.state === "dead" ? "dead" as const : "retrying" as const
       })
 
-    const release = (claim: Claim) =>
-      sql`UPDATE ${table} SET queue_state = 'pending', queue_attempts = queue_attempts - 1, queue_lease_until = NULL,
+    const release = (claim: Claim, postponed?: { readonly until: number; readonly reason: string }) =>
+      postponed === undefined
+        ? sql`UPDATE ${table} SET queue_state = 'pending', queue_attempts = queue_attempts - 1, queue_lease_until = NULL,
             queue_next_attempt_at = '-infinity'
+          WHERE ${held(claim)}`.pipe(Effect.asVoid, Effect.orDie)
+        : sql`UPDATE ${table} SET queue_state = 'pending', queue_attempts = queue_attempts - 1, queue_lease_until = NULL,
+            queue_next_attempt_at = ${at(postponed.until)}::timestamptz, queue_last_error = ${postponed.reason.slice(0, 2000)}
           WHERE ${held(claim)}`.pipe(Effect.asVoid, Effect.orDie)
 
     const extend = (claim: Claim) =>
@@ -251,6 +267,9 @@ export const make = (spec: Spec): Effect.Effect<WorkQueue, never, SqlClient.SqlC
           if (failure._tag === "Some" && failure.value instanceof LeaseLost) {
             return Effect.logWarning("WorkQueue: lease lost, the attempt's writes were not committed", { id: claimed.id })
           }
+          if (failure._tag === "Some" && failure.value instanceof Postpone) {
+            return release(claimed, { until: failure.value.until, reason: failure.value.reason })
+          }
           const later = failure._tag === "Some" && failure.value instanceof RetryLater ? failure.value : undefined
           const error = later?.error ?? Cause.pretty(cause).split("\n")[0] ?? "failed"
           return fail(claimed, error, later?.notBefore).pipe(
@@ -275,7 +294,7 @@ export const make = (spec: Spec): Effect.Effect<WorkQueue, never, SqlClient.SqlC
           return attempt(options, claimed)
         }), { discard: true, concurrency: options.concurrency ?? 1 }).pipe(
           // Asked to stop: the claims of this batch not yet started go back too (those in hand release themselves).
-          Effect.onInterrupt(() => Effect.forEach(claims.filter((c) => !started.has(c.id)), release, { discard: true }))
+          Effect.onInterrupt(() => Effect.forEach(claims.filter((c) => !started.has(c.id)), (c) => release(c), { discard: true }))
         )
         return claims.length
       })

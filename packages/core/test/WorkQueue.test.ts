@@ -10,7 +10,7 @@ import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
 import * as WorkQueue from "../src/WorkQueue.js"
 
-const tables = ["killed", "failing", "fenced", "interrupted", "long", "parallel", "later", "concurrent"] as const
+const tables = ["killed", "failing", "fenced", "interrupted", "long", "parallel", "later", "concurrent", "postponed"] as const
 type Table = typeof tables[number]
 
 // A domain table that holds work: its own columns plus the queue's.
@@ -137,6 +137,26 @@ for (const target of TestDatabase.targets()) {
           assert.strictEqual(yield* queue.drain({ worker: "w", handler: handler(undefined) }), 1)
           const [row] = yield* rowsOf("later")
           assert.deepStrictEqual([row?.state, row?.attempts, row?.error], ["dead", 3, "503 from the receiver"])
+        }))
+
+      it.effect("a handler's Postpone gives the row back untried until its time, the attempt not counted", () =>
+        Effect.gen(function*() {
+          const queue = yield* WorkQueue.make(spec("postponed"))
+          yield* insert("postponed", 1)
+          const postpone = () =>
+            Effect.flatMap(TestClock.currentTimeMillis, (now) =>
+              Effect.fail(new WorkQueue.Postpone({ until: now + 60 * 60_000, reason: "the receiver's circuit is open" })))
+          // Postponed three times over: never dead (the schedule allows three attempts), never due before its time.
+          for (let i = 0; i < 3; i++) {
+            assert.strictEqual(yield* queue.drain({ worker: "w", handler: postpone }), 1)
+            const [row] = yield* rowsOf("postponed")
+            assert.deepStrictEqual([row?.state, row?.attempts, row?.error], ["pending", 0, "the receiver's circuit is open"])
+            yield* TestClock.adjust("59 minutes")
+            assert.strictEqual(yield* queue.drain({ worker: "w", handler: postpone }), 0)
+            yield* TestClock.adjust("1 minute")
+          }
+          assert.strictEqual(yield* queue.drain({ worker: "w", handler: (c) => applyIn("postponed")(c.id) }), 1)
+          assert.deepStrictEqual((yield* rowsOf("postponed")).map((r) => [r.state, r.attempts, r.applied]), [["done", 1, 1]])
         }))
 
       it.effect("with concurrency, a slow item does not hold the rest of its batch", () =>

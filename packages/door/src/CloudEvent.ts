@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { appliedTypes, isCatalogType } from "@service/events/Catalog"
+import { appliedTypes, isCatalogType, isIntakeType } from "@service/events/Catalog"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
@@ -87,7 +87,12 @@ const Attributes = Schema.Struct({
     Schema.filter((source) => Uri.isUriReference(source) || "must be a URI-reference (RFC 3986)")
   ),
   type: CeString.pipe(
-    Schema.filter((type) => isCatalogType(type) || `${Text.quote(type)} is not an event type of the catalog`)
+    Schema.filter((type) =>
+      isIntakeType(type) ||
+      (isCatalogType(type)
+        ? `${Text.quote(type)} is recorded by the service itself and is not accepted at the door`
+        : `${Text.quote(type)} is not an event type of the catalog`)
+    )
   ),
   subject: Schema.optional(bounded(MAX_SUBJECT)),
   // Strict RFC 3339, offset or Z mandatory. The intake spec says "ISO 8601" but names CloudEvents 1.0 as the

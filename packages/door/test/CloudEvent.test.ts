@@ -258,6 +258,12 @@ describe("CloudEvent", () => {
       assert.isFalse(isApplied(typed("contact.erased")))
       assert.isFalse(isApplied(typed("company.created")))
     })
+
+    it("refuses the events only the service records (a circuit breaker's) as intake", () => {
+      for (const type of ["destination.paused", "destination.resumed"]) {
+        assert.include(detailOf(parseText(event({ type }))), `"${type}" is recorded by the service itself and is not accepted at the door`)
+      }
+    })
   })
 
   describe("body", () => {

@@ -1,5 +1,5 @@
 /**
- * The catalog of fourteen events: what the ledger records, what the door accepts as a CloudEvent `type`, and
+ * The catalog of sixteen events: what the ledger records, what the door accepts as a CloudEvent `type`, and
  * what an MCP client or a Destination can subscribe to. Each event has a name, a description, its delivery
  * modes, the schema of its subscription arguments and the schema of its payload. No payload carries an email
  * address or a phone number: those identify a person at intake and stay in the CRM
@@ -67,6 +67,19 @@ const UnlockPayload = Schema.Struct({
   credits: Schema.Number
 })
 
+const DestinationPayload = Schema.Struct({
+  ...Common,
+  destination_id: Id,
+  kind: Schema.Literal("subscription", "destination"),
+  origin: Schema.String.annotations({ description: "The address's scheme, host and port; never its path or query." }),
+  consecutive_failures: Schema.Number,
+  failing_since: Schema.NullOr(Schema.String).annotations({ description: "ISO 8601 UTC: the first failure of the run that paused it." }),
+  last_error: Schema.NullOr(Schema.String),
+  probe_at: Schema.NullOr(Schema.String).annotations({
+    description: "ISO 8601 UTC: when one waiting delivery is tried to see whether the receiver is back (paused only)."
+  })
+})
+
 /**
  * One catalog event.
  *
@@ -89,7 +102,8 @@ const event = (name: string, description: string, payload: Schema.Schema.AnyNoCo
 })
 
 /**
- * The fourteen events, in the order `events/list` gives them.
+ * The sixteen events, in the order `events/list` gives them: the spec's fourteen, then the two a circuit breaker
+ * records (decision 0061).
  *
  * @since 0.1.0 @category catalog
  */
@@ -107,18 +121,38 @@ export const events: ReadonlyArray<CatalogEvent> = [
   event("topic.proposed", "A topic was proposed for review.", TopicPayload),
   event("topic.approved", "An owner or admin approved a topic: it is reviewed knowledge.", TopicPayload),
   event("topic.archived", "A topic was archived.", TopicPayload),
-  event("contacts.unlocked", "Contact research over a collection was unlocked and charged.", UnlockPayload)
+  event("contacts.unlocked", "Contact research over a collection was unlocked and charged.", UnlockPayload),
+  event(
+    "destination.paused",
+    "A subscription or Destination failed for long enough that its circuit opened: its deliveries wait, one is tried every hour, and the first that succeeds resumes it.",
+    DestinationPayload
+  ),
+  event("destination.resumed", "A paused subscription or Destination answered again: its waiting deliveries go out.", DestinationPayload)
 ]
+
+/**
+ * The events only the service records (a circuit opening or closing): the door refuses them as intake.
+ *
+ * @since 0.1.0 @category catalog
+ */
+export const serviceOnly: ReadonlyArray<string> = ["destination.paused", "destination.resumed"]
 
 /** @since 0.1.0 @category catalog */
 export const names: ReadonlyArray<string> = events.map((e) => e.name)
 
 /**
- * Whether `type` names a catalog event (what the door accepts as a CloudEvent `type`).
+ * Whether `type` names a catalog event (what can be subscribed to).
  *
  * @since 0.1.0 @category catalog
  */
 export const isCatalogType = (type: string): boolean => names.includes(type)
+
+/**
+ * Whether the door accepts `type` as a CloudEvent `type`: a catalog event that is not {@link serviceOnly}.
+ *
+ * @since 0.1.0 @category catalog
+ */
+export const isIntakeType = (type: string): boolean => isCatalogType(type) && !serviceOnly.includes(type)
 
 /**
  * The intake types the door applies to the CRM; other catalog types are stored and set aside.

@@ -13,6 +13,11 @@
  *   After the last attempt the delivery has `failed`.
  * - A Destination no longer active when its delivery comes up (expired, stopped, disabled) sends nothing: the
  *   delivery settles as `expired`, `stopped` or `disabled`.
+ * - A circuit breaker (decision 0061): a Destination that failed `breaker.failures` attempts in a row over at least
+ *   `breaker.after` is `paused` and the ledger records `destination.paused`. Its deliveries then wait (their
+ *   attempts not counted) except one every `breaker.probeEvery`; the first that succeeds resumes it
+ *   (`destination.resumed`) and the waiting deliveries go out at once. A delivery still waiting when its event is
+ *   older than the retry window (about 75 hours) has `failed`.
  *
  * Every attempt is logged in `events.delivery_attempts` (status, latency, result, next attempt).
  *
@@ -30,6 +35,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { AddressGuard } from "./AddressGuard.js"
+import { EventLedger } from "./EventLedger.js"
 import * as RetrySchedule from "./RetrySchedule.js"
 import * as WebhookPost from "./WebhookPost.js"
 
@@ -46,8 +52,27 @@ export const queueSpec: WorkQueue.Spec = {
   retryDelays: RetrySchedule.DELAYS_SECONDS.slice(1).map((seconds) => Duration.seconds(seconds))
 }
 
+/**
+ * When a Destination's circuit opens and how often a paused one is tried.
+ *
+ * @since 0.1.0 @category models
+ */
+export interface Breaker {
+  /** Failed attempts in a row (default 5). */
+  readonly failures: number
+  /** Since the first of them, at least (default 1 hour): a burst of failures in a minute is no outage. */
+  readonly after: Duration.DurationInput
+  /** How often one delivery of a paused Destination is tried (default 1 hour). */
+  readonly probeEvery: Duration.DurationInput
+}
+
+/** @since 0.1.0 @category constants */
+export const defaultBreaker: Breaker = { failures: 5, after: Duration.hours(1), probeEvery: Duration.hours(1) }
+
 /** @since 0.1.0 @category models */
 export interface Options {
+  /** The circuit breaker (default {@link defaultBreaker}). */
+  readonly breaker?: Partial<Breaker> | undefined
   /** Deliveries handled at once per worker (default 8): one slow receiver does not hold the others. */
   readonly concurrency?: number | undefined
   /** One attempt's deadline (default 10 seconds). */
@@ -71,6 +96,7 @@ const Due = Schema.Struct({
   url: Schema.String,
   state: Schema.Literal("active", "disabled", "expired", "stopped", "paused"),
   expired: Schema.Boolean,
+  probe_at: Schema.NullOr(Schema.Number),
   secret: Schema.String,
   previous_secret: Schema.NullOr(Schema.String),
   ledger_id: Schema.String,
@@ -79,6 +105,28 @@ const Due = Schema.Struct({
   occurred_at: Schema.String
 })
 const decodeDue = Schema.decodeUnknown(Schema.Array(Due))
+
+// A Destination as the breaker's ledger entries describe it.
+const Circuit = Schema.Struct({
+  workspace_id: Schema.String,
+  kind: Schema.Literal("subscription", "destination"),
+  url: Schema.String,
+  consecutive_failures: Schema.Number,
+  failing_since: Schema.NullOr(Schema.String),
+  last_error: Schema.NullOr(Schema.String),
+  probe_at: Schema.NullOr(Schema.String)
+})
+const decodeCircuit = Schema.decodeUnknown(Schema.Array(Circuit))
+
+const originOf = (url: string): string => {
+  try {
+    return new URL(url).origin
+  } catch {
+    return "(not a URL)"
+  }
+}
+
+const isoText = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 
 const iso = (millis: number): string => new Date(millis).toISOString()
 
@@ -95,11 +143,17 @@ export const make = (options?: Options) =>
     const sql = yield* SqlClient.SqlClient
     const crypto = yield* Crypto
     const guard = yield* AddressGuard
+    const ledger = yield* EventLedger
     const queue = yield* WorkQueue.make(queueSpec)
+    const breaker = { ...defaultBreaker, ...options?.breaker }
+    const breakAfterMillis = Duration.toMillis(breaker.after)
+    const probeEveryMillis = Duration.toMillis(breaker.probeEvery)
+    const windowMillis = Duration.toMillis(RetrySchedule.window)
 
     const load = (id: string, now: number) =>
       sql`SELECT d.id, d.destination_id, x.kind, x.url, x.state,
-          (x.expires_at IS NOT NULL AND x.expires_at <= ${iso(now)}::timestamptz) AS expired, x.secret,
+          (x.expires_at IS NOT NULL AND x.expires_at <= ${iso(now)}::timestamptz) AS expired,
+          (extract(epoch FROM x.probe_at) * 1000)::float8 AS probe_at, x.secret,
           CASE WHEN x.previous_until > ${iso(now)}::timestamptz THEN x.previous_secret END AS previous_secret,
           l.id::text AS ledger_id, l.name, l.payload::text AS payload,
           to_char(l.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS occurred_at
@@ -126,6 +180,66 @@ export const make = (options?: Options) =>
         ON CONFLICT (delivery_id, attempt) DO UPDATE SET status = EXCLUDED.status, latency_ms = EXCLUDED.latency_ms,
           result = EXCLUDED.result, error = EXCLUDED.error, next_attempt_at = EXCLUDED.next_attempt_at`.pipe(Effect.orDie)
 
+    /** Records a circuit's change in the ledger, where its owner's subscriptions hear of it. */
+    const recordCircuit = (name: "destination.paused" | "destination.resumed", destinationId: string, at: number, rows: ReadonlyArray<unknown>) =>
+      Effect.gen(function*() {
+        const circuit = (yield* Effect.orDie(decodeCircuit(rows)))[0]
+        if (circuit === undefined) return
+        yield* ledger.record({
+          workspaceId: circuit.workspace_id,
+          name,
+          subject: `destination/${destinationId}`,
+          payload: {
+            workspace_id: circuit.workspace_id,
+            occurred_at: iso(at),
+            destination_id: destinationId,
+            kind: circuit.kind,
+            origin: originOf(circuit.url),
+            consecutive_failures: circuit.consecutive_failures,
+            failing_since: circuit.failing_since,
+            last_error: circuit.last_error,
+            probe_at: circuit.probe_at
+          }
+        })
+      })
+
+    const circuitColumns = `x.workspace_id, x.kind, x.url, x.consecutive_failures, ${isoText("x.failing_since")} AS failing_since,
+      x.last_error, ${isoText("x.probe_at")} AS probe_at`
+
+    /** Opens the circuit of an active Destination whose failures went on long enough; true when it did. */
+    const maybePause = (destinationId: string, now: number) =>
+      Effect.gen(function*() {
+        const rows = yield* sql`UPDATE events.destinations x SET state = 'paused',
+            state_reason = 'paused after ' || x.consecutive_failures || ' failed attempts in a row since ' || ${isoText("x.failing_since")},
+            state_at = ${iso(now)}::timestamptz, probe_at = ${iso(now + probeEveryMillis)}::timestamptz, updated_at = ${iso(now)}::timestamptz
+          WHERE x.id = ${destinationId} AND x.state = 'active' AND x.consecutive_failures >= ${breaker.failures}
+            AND x.failing_since <= ${iso(now - breakAfterMillis)}::timestamptz
+          RETURNING ${sql.literal(circuitColumns)}`.pipe(Effect.orDie)
+        yield* recordCircuit("destination.paused", destinationId, now, rows)
+      })
+
+    /** Closes the circuit after a delivery to a paused Destination succeeded; its waiting deliveries are due now. */
+    const resume = (destinationId: string, now: number) =>
+      Effect.gen(function*() {
+        const rows = yield* sql`UPDATE events.destinations x SET state = 'active', state_reason = NULL, state_at = ${iso(now)}::timestamptz,
+            probe_at = NULL, consecutive_failures = 0, failing_since = NULL, last_error = NULL,
+            last_delivery_at = ${iso(now)}::timestamptz, updated_at = ${iso(now)}::timestamptz
+          FROM (SELECT id, consecutive_failures, failing_since, last_error FROM events.destinations WHERE id = ${destinationId}) before
+          WHERE x.id = before.id AND x.state = 'paused'
+          RETURNING x.workspace_id, x.kind, x.url, before.consecutive_failures, ${sql.literal(isoText("before.failing_since"))} AS failing_since,
+            before.last_error, NULL::text AS probe_at`.pipe(Effect.orDie)
+        if (rows.length === 0) return
+        yield* sql`UPDATE events.deliveries SET queue_next_attempt_at = ${iso(now)}::timestamptz
+          WHERE destination_id = ${destinationId} AND queue_state = 'pending' AND queue_next_attempt_at > ${iso(now)}::timestamptz`.pipe(Effect.orDie)
+        yield* recordCircuit("destination.resumed", destinationId, now, rows)
+      })
+
+    /** Takes the probe of a paused Destination when it is due (one delivery wins it); its next one is later. */
+    const takeProbe = (destinationId: string, now: number) =>
+      sql`UPDATE events.destinations SET probe_at = ${iso(now + probeEveryMillis)}::timestamptz
+        WHERE id = ${destinationId} AND state = 'paused' AND (probe_at IS NULL OR probe_at <= ${iso(now)}::timestamptz)
+        RETURNING id`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
+
     const openSecret = (sealed: string) =>
       crypto.open(SECRET_PURPOSE, sealed).pipe(Effect.map((bytes) => Redacted.make(new TextDecoder().decode(bytes))), Effect.orDie)
 
@@ -139,6 +253,28 @@ export const make = (options?: Options) =>
           ? (due.expired ? Option.some("expired") : Option.none())
           : Option.some(due.state === "disabled" ? "disabled" : due.state === "expired" ? "expired" : "stopped")
         if (Option.isSome(stopped)) return yield* settle(claim.id, stopped.value)
+        if (due.state === "paused") {
+          // Waiting past the retry window is as good as failing every attempt of it.
+          if (started - Date.parse(due.occurred_at) > windowMillis) {
+            yield* logAttempt({
+              claim,
+              destinationId: due.destination_id,
+              started,
+              status: null,
+              latencyMs: 0,
+              result: "paused",
+              error: "the destination stayed paused past the event's retry window; nothing was sent",
+              next: null
+            })
+            return yield* settle(claim.id, "failed")
+          }
+          if (!(yield* takeProbe(due.destination_id, started))) {
+            // Back at the probe time, or when the event leaves its retry window if that comes first (to fail then).
+            const windowEnds = Date.parse(due.occurred_at) + windowMillis + 1
+            const until = Math.max(Math.min(due.probe_at ?? started, windowEnds), started + 1_000)
+            return yield* new WorkQueue.Postpone({ until, reason: `the destination is paused (circuit open) until ${iso(until)}` })
+          }
+        }
 
         const id = eventId(due.ledger_id)
         const body = new TextEncoder().encode(JSON.stringify({ eventId: id, name: due.name, timestamp: due.occurred_at, data: due.payload, cursor: null }))
@@ -166,8 +302,11 @@ export const make = (options?: Options) =>
         switch (outcome._tag) {
           case "Delivered": {
             yield* logAttempt({ ...attempt, status: outcome.status, result: "delivered", error: null, next: null })
-            yield* sql`UPDATE events.destinations SET last_delivery_at = ${iso(ended)}::timestamptz, consecutive_failures = 0,
-                failing_since = NULL, last_error = NULL WHERE id = ${due.destination_id}`.pipe(Effect.orDie)
+            if (due.state === "paused") yield* resume(due.destination_id, ended)
+            else {
+              yield* sql`UPDATE events.destinations SET last_delivery_at = ${iso(ended)}::timestamptz, consecutive_failures = 0,
+                  failing_since = NULL, last_error = NULL WHERE id = ${due.destination_id}`.pipe(Effect.orDie)
+            }
             return yield* settle(claim.id, "delivered")
           }
           case "Gone": {
@@ -175,7 +314,7 @@ export const make = (options?: Options) =>
             // 410 is the receiver saying it wants nothing more: the Destination is disabled until renewed.
             yield* sql`UPDATE events.destinations SET state = 'disabled', state_reason = 'the receiver answered 410 Gone',
                 state_at = ${iso(ended)}::timestamptz, updated_at = ${iso(ended)}::timestamptz
-              WHERE id = ${due.destination_id} AND state = 'active'`.pipe(Effect.orDie)
+              WHERE id = ${due.destination_id} AND state IN ('active', 'paused')`.pipe(Effect.orDie)
             return yield* settle(claim.id, "gone")
           }
           case "TooLarge": {
@@ -207,6 +346,7 @@ export const make = (options?: Options) =>
             yield* sql`UPDATE events.destinations SET consecutive_failures = consecutive_failures + 1,
                 failing_since = coalesce(failing_since, ${iso(ended)}::timestamptz), last_error = ${error}
               WHERE id = ${due.destination_id}`.pipe(Effect.orDie)
+            yield* maybePause(due.destination_id, ended)
             return yield* new WorkQueue.RetryLater({
               error,
               notBefore: retryAfter === undefined ? undefined : Option.getOrUndefined(Option.map(next, (date) => date.getTime()))
@@ -233,5 +373,5 @@ export const make = (options?: Options) =>
   })
 
 /** @since 0.1.0 @category layers */
-export const layer = (options?: Options): Layer.Layer<Delivery, never, SqlClient.SqlClient | Crypto | AddressGuard> =>
+export const layer = (options?: Options): Layer.Layer<Delivery, never, SqlClient.SqlClient | Crypto | AddressGuard | EventLedger> =>
   Layer.effect(Delivery, make(options))

@@ -287,8 +287,13 @@ export const make = Effect.gen(function*() {
         yield* sql`UPDATE events.destinations SET secret = ${sealed},
             previous_secret = ${rotated ? existing.secret : sql.literal("previous_secret")},
             previous_until = ${rotated ? sql`${iso(at + Duration.toMillis(GRACE))}::timestamptz` : sql.literal("previous_until")},
-            state = 'active', state_reason = NULL, state_at = ${existing.state === "active" ? sql.literal("state_at") : sql`${iso(at)}::timestamptz`},
-            consecutive_failures = 0, failing_since = NULL,
+            ${
+          // A paused one stays in the breaker's hands (decision 0061): a renewal proves no delivery gets through.
+          existing.state === "paused"
+            ? sql.literal("state = state")
+            : sql`state = 'active', state_reason = NULL, state_at = ${
+              existing.state === "active" ? sql.literal("state_at") : sql`${iso(at)}::timestamptz`
+            }, consecutive_failures = 0, failing_since = NULL`},
             expires_at = ${expires}::timestamptz, refresh_before = ${expires}::timestamptz, updated_at = ${iso(at)}::timestamptz
           WHERE id = ${id}`.pipe(Effect.orDie)
       })).pipe(Effect.orDie)

@@ -23,7 +23,7 @@ const groups: ReadonlyArray<Operation.Group<Requirements>> = [DeliveryOperations
 /** @since 0.1.0 @category bundles */
 export const bundle = Bundle.make({
   name: "events",
-  layer: Layer.mergeAll(EventLedger.layer, Destinations.layer, Delivery.layer(), DeliveryLog.layer),
+  layer: Layer.mergeAll(EventLedger.layer, Destinations.layer, Delivery.layer().pipe(Layer.provide(EventLedger.layer)), DeliveryLog.layer),
   migrations: [EventsMigrations.migrations],
   groups
 })

@@ -5,6 +5,7 @@
  */
 import ledger from "./migrations/0001_ledger.js"
 import delivery from "./migrations/0002_delivery.js"
+import breaker from "./migrations/0003_breaker.js"
 
 /** @since 0.1.0 @category migrations */
 export const migrations = {
@@ -12,6 +13,7 @@ export const migrations = {
   dependsOn: ["core"],
   migrations: {
     "0001_ledger": ledger,
-    "0002_delivery": delivery
+    "0002_delivery": delivery,
+    "0003_breaker": breaker
   }
 } as const

@@ -2,13 +2,20 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Catalog from "../src/Catalog.js"
 
 describe("the event catalog", () => {
-  it("has fourteen events with the names the spec fixes, each delivered by webhook", () => {
-    assert.strictEqual(Catalog.events.length, 14)
-    assert.strictEqual(new Set(Catalog.names).size, 14)
+  it("has the spec's fourteen events and the breaker's two, each delivered by webhook", () => {
+    assert.strictEqual(Catalog.events.length, 16)
+    assert.strictEqual(new Set(Catalog.names).size, 16)
+    assert.deepStrictEqual(Catalog.names.slice(14), ["destination.paused", "destination.resumed"])
     for (const name of ["contact.created", "contact.updated", "opportunity.moved"]) assert.isTrue(Catalog.isCatalogType(name), name)
     assert.isFalse(Catalog.isCatalogType("contact.deleted"))
     assert.isTrue(Catalog.events.every((e) => e.delivery.length === 1 && e.delivery[0] === "webhook"))
     assert.deepStrictEqual([...Catalog.appliedTypes], ["contact.created", "contact.updated"])
+  })
+
+  it("the door takes every catalog event but the ones the service records itself", () => {
+    assert.deepStrictEqual(Catalog.names.filter((name) => !Catalog.isIntakeType(name)), ["destination.paused", "destination.resumed"])
+    assert.isTrue(Catalog.isCatalogType("destination.paused"))
+    assert.isFalse(Catalog.isIntakeType("contact.deleted"))
   })
 
   it("lists JSON Schemas whose payloads never name an email or a phone", () => {

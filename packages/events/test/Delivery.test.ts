@@ -3,10 +3,12 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Crypto } from "@service/core/Crypto"
 import * as WorkQueue from "@service/core/WorkQueue"
 import * as TestDatabase from "@service/storage/TestDatabase"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
 import * as AddressGuard from "../src/AddressGuard.js"
 import * as Delivery from "../src/Delivery.js"
@@ -245,8 +247,10 @@ for (const target of TestDatabase.targets()) {
         assert.strictEqual(new Set(sent.map((r) => r.body.toString("utf8"))).size, 1)
         assert.isTrue(sent.every((r) => Hub.signedWith(secret, r)))
 
+        // Five failures in a row over an hour (the fifth at 2.6 hours) opened the circuit; every later attempt of the
+        // schedule came when the hourly probe was due, so the schedule above held.
         const destination = yield* S.destinationRow(id)
-        assert.deepStrictEqual([destination.state, destination.consecutive_failures], ["active", 10])
+        assert.deepStrictEqual([destination.state, destination.consecutive_failures], ["paused", 10])
         yield* TestClock.adjust("7 days")
         assert.strictEqual(yield* S.drain(), 0)
         assert.strictEqual(Hub.deliveries(yield* hub.requests("/dlv/500")).length, 10)
@@ -462,6 +466,132 @@ for (const target of TestDatabase.targets()) {
         const ids = webhookIdsByEvent(sent)
         assert.deepStrictEqual([...ids.keys()].sort(), entries.map((e) => `evt_${e.id}`).sort())
         for (const [eventId, webhookIds] of ids) assert.deepStrictEqual([...webhookIds], [eventId])
+      }))
+
+    it.effect("the circuit breaker: sustained failure pauses (destination.paused), deliveries wait uncounted, an hourly probe, success resumes", () =>
+      Effect.gen(function*() {
+        yield* S.fresh
+        const hub = yield* Hub.Hub
+        const ledger = yield* EventLedger.EventLedger
+        let healthy = false
+        const url = yield* hub.route("/dlv/breaker", Hub.subscriber((received, response) => Receiver.answer(healthy ? 204 : 500)(received, response)))
+        const watched = yield* hub.route("/dlv/breaker-watch", Hub.subscriber(Receiver.answer(204)))
+        const principal = yield* S.subscriber
+        const ws = principal.workspace
+        const { id } = yield* S.subscribe(principal, url, S.newSecret())
+        // The owner hears of the circuit through the same catalog.
+        yield* S.subscribe(principal, watched, S.newSecret(), { name: "destination.paused" })
+        yield* S.subscribe(principal, watched, S.newSecret(), { name: "destination.resumed" })
+        // Three failures over 30 minutes open it; one delivery at a time keeps the probe deterministic.
+        const delivery = yield* Delivery.make({ concurrency: 1, breaker: { failures: 3, after: "30 minutes", probeEvery: "1 hour" } })
+        const drain = delivery.drain("breaker")
+        const start = yield* TestClock.currentTimeMillis
+        const posts = Effect.map(hub.requests("/dlv/breaker"), (all) => Hub.deliveries(all).length)
+        const watchedNames = Effect.map(hub.requests("/dlv/breaker-watch"), (all) => Hub.deliveries(all).map((r) => Hub.json(r)))
+
+        yield* S.recordContact(ws, "c1")
+        // Attempts at 0, 5 s and 305 s: three failures, but within minutes: no outage yet.
+        assert.strictEqual(yield* drain, 1)
+        for (const delay of [5, 300]) {
+          yield* TestClock.adjust(`${delay} seconds`)
+          assert.strictEqual(yield* drain, 1)
+        }
+        assert.deepStrictEqual([(yield* S.destinationRow(id)).state, (yield* S.destinationRow(id)).consecutive_failures], ["active", 3])
+        // The fourth, 30 minutes later, fails over 30 minutes after the first: paused, and the ledger says so.
+        yield* TestClock.adjust("1800 seconds")
+        const pausedAt = yield* TestClock.currentTimeMillis
+        assert.strictEqual(yield* drain, 2, "the failed attempt, then the destination.paused delivery to the owner")
+        const paused = yield* S.destinationRow(id)
+        assert.strictEqual(paused.state, "paused")
+        assert.include(paused.state_reason ?? "", "4 failed attempts in a row")
+        const [entry] = yield* ledger.read({ workspaceId: ws.id, names: ["destination.paused"], limit: 10 })
+        assert.strictEqual(entry?.subject, `destination/${id}`)
+        assert.deepStrictEqual(entry?.payload, {
+          workspace_id: ws.id,
+          occurred_at: new Date(pausedAt).toISOString(),
+          destination_id: id,
+          kind: "subscription",
+          origin: new URL(url).origin,
+          consecutive_failures: 4,
+          failing_since: new Date(start).toISOString(),
+          last_error: "the receiver answered 500",
+          probe_at: new Date(pausedAt + 3_600_000).toISOString()
+        })
+        assert.deepStrictEqual((yield* watchedNames).map((body) => typeof body === "object" && body !== null && "name" in body ? body.name : "?"), ["destination.paused"])
+        assert.strictEqual(yield* posts, 4)
+        // Renewing proves no delivery gets through: it stays paused.
+        yield* S.subscribe(principal, url, S.newSecret())
+        assert.deepStrictEqual([(yield* S.destinationRow(id)).state, (yield* S.destinationRow(id)).consecutive_failures], ["paused", 4])
+
+        // While paused, a new event's delivery waits for the probe: not sent, its attempt not counted.
+        yield* S.recordContact(ws, "c2")
+        assert.strictEqual(yield* drain, 1)
+        const c2 = (yield* S.deliveryRows({ destination: id }))[1]
+        assert.deepStrictEqual([c2?.outcome, c2?.queue_state, c2?.queue_attempts, c2?.next_ms], ["pending", "pending", 0, pausedAt + 3_600_000])
+        assert.strictEqual(yield* posts, 4)
+        assert.strictEqual(yield* drain, 0)
+
+        // At the probe time one delivery is tried; it fails, the destination stays paused, the next probe is an hour on.
+        yield* TestClock.adjust("1 hour")
+        assert.strictEqual(yield* drain, 1)
+        assert.strictEqual(yield* posts, 5)
+        assert.deepStrictEqual([(yield* S.destinationRow(id)).state, (yield* S.destinationRow(id)).consecutive_failures], ["paused", 5])
+        // c2 failed its probe: its retry 5 s later finds no probe due and waits again, uncounted.
+        yield* TestClock.adjust("5 seconds")
+        assert.strictEqual(yield* drain, 1)
+        assert.strictEqual(yield* posts, 5)
+
+        // The receiver is back: the next probe succeeds, the circuit closes, and everything waiting goes out at once.
+        healthy = true
+        yield* TestClock.adjust("3595 seconds")
+        assert.isAtLeast(yield* drain, 3)
+        const resumed = yield* S.destinationRow(id)
+        assert.deepStrictEqual([resumed.state, resumed.consecutive_failures, resumed.state_reason], ["active", 0, null])
+        assert.deepStrictEqual((yield* S.deliveryRows({ destination: id })).map((r) => r.outcome), ["delivered", "delivered"])
+        assert.strictEqual(yield* posts, 7)
+        const [back] = yield* ledger.read({ workspaceId: ws.id, names: ["destination.resumed"], limit: 10 })
+        const circuit = Schema.decodeUnknownSync(Schema.Struct({
+          consecutive_failures: Schema.Number,
+          failing_since: Schema.NullOr(Schema.String),
+          probe_at: Schema.NullOr(Schema.String)
+        }))(back?.payload)
+        // What the run of failures was, as it ended.
+        assert.deepStrictEqual(
+          [circuit.consecutive_failures, circuit.failing_since, circuit.probe_at],
+          [5, new Date(start).toISOString(), null]
+        )
+        assert.deepStrictEqual(
+          (yield* watchedNames).map((body) => typeof body === "object" && body !== null && "name" in body ? body.name : "?"),
+          ["destination.paused", "destination.resumed"]
+        )
+        // The receiver answered: nothing further is due.
+        yield* TestClock.adjust("1 day")
+        assert.strictEqual(yield* drain, 0)
+      }))
+
+    it.effect("a delivery still waiting on a paused destination when its event is older than the retry window has failed, unsent", () =>
+      Effect.gen(function*() {
+        yield* S.fresh
+        const hub = yield* Hub.Hub
+        const url = yield* hub.route("/dlv/breaker-window", Hub.subscriber(Receiver.answer(503)))
+        const principal = yield* S.subscriber
+        const { id } = yield* S.subscribe(principal, url, S.newSecret())
+        const delivery = yield* Delivery.make({ concurrency: 1, breaker: { failures: 1, after: "0 seconds", probeEvery: "100 hours" } })
+        yield* S.recordContact(principal.workspace, "first")
+        assert.strictEqual(yield* delivery.drain("w"), 1)
+        assert.strictEqual((yield* S.destinationRow(id)).state, "paused")
+        yield* S.recordContact(principal.workspace, "waiting")
+        assert.strictEqual(yield* delivery.drain("w"), 1)
+        // Past the window (about 75 hours) and before the next probe: the waiting delivery has failed without a POST.
+        yield* TestClock.adjust(Duration.sum(RetrySchedule.window, "1 minute"))
+        assert.isAtLeast(yield* delivery.drain("w"), 1)
+        const waiting = (yield* S.deliveryRows({ destination: id }))[1]
+        assert.deepStrictEqual([waiting?.outcome, waiting?.queue_state], ["failed", "done"])
+        assert.deepStrictEqual(
+          (yield* S.attemptRows(waiting?.id ?? "")).map((a) => [a.status, a.result]),
+          [[null, "paused"]]
+        )
+        assert.strictEqual(Hub.deliveries(yield* hub.requests("/dlv/breaker-window")).length, 1)
       }))
   })
 }

@@ -24,8 +24,8 @@ import * as EventLedger from "../../src/EventLedger.js"
 import * as EventsMigrations from "../../src/EventsMigrations.js"
 import * as Hub from "./Hub.js"
 
-export const env = (target: TestDatabase.TestDatabaseTarget) =>
-  Layer.mergeAll(Destinations.layer, Delivery.layer(), EventLedger.layer, Accounts.layerSql, Hub.layer).pipe(
+export const env = (target: TestDatabase.TestDatabaseTarget, options?: Delivery.Options) =>
+  Layer.mergeAll(Destinations.layer, Delivery.layer(options).pipe(Layer.provide(EventLedger.layer)), EventLedger.layer, Accounts.layerSql, Hub.layer).pipe(
     Layer.provideMerge(AddressGuard.layerAllowingLoopbackForTests()),
     Layer.provideMerge(Crypto.layerTest),
     Layer.provideMerge(TestDatabase.withMigrations(target, [CoreMigrations.migrations, EventsMigrations.migrations])),
