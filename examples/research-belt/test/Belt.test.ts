@@ -1,13 +1,16 @@
 import { assert, layer } from "@effect/vitest"
+import * as App from "@service/app/App"
 import { Crypto } from "@service/core/Crypto"
 import { ResearchBelt } from "@service/market-contract/ResearchBelt"
+import * as DemoSnapshot from "@service/market-warehouse/DemoSnapshot"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Belt from "../src/Belt.js"
 
+// The demo corpus is prepared once per test run (`TestDatabase.prepared`); `Belt.run`'s own load finds it published.
 for (const target of TestDatabase.targets()) {
-  layer(Belt.layer(target.layer, Crypto.layerTest), { timeout: "120 seconds" })(`research belt on ${target.name}`, (it) => {
+  layer(Belt.layer(TestDatabase.prepared(target, DemoSnapshot.over(App.migrations)), Crypto.layerTest), { timeout: "120 seconds" })(`research belt on ${target.name}`, (it) => {
     it.effect("searches and opens the selected observations in one in-process batch", () =>
       Effect.gen(function*() {
         const report = yield* Belt.run(["Zacatecas", "Sonora"], 4)

@@ -22,7 +22,7 @@ import * as Sources from "@service/door/Sources"
 import * as StandardWebhooks from "@service/door/StandardWebhooks"
 import * as Schedule from "effect/Schedule"
 import { ensureDemo } from "../src/Bootstrap.js"
-import * as DemoLoad from "@service/market-warehouse/DemoLoad"
+import * as DemoSnapshot from "@service/market-warehouse/DemoSnapshot"
 import * as Server from "../src/Server.js"
 import { type Answer, jsonOf, rest } from "./support/Rest.js"
 
@@ -44,12 +44,7 @@ const running = Layer.effect(
   })
 )
 
-const prepared = Layer.effectDiscard(
-  Effect.gen(function*() {
-    yield* DemoLoad.ensureLoaded()
-    yield* ensureDemo(Option.some(Redacted.make(KEY)))
-  }).pipe(Effect.orDie)
-)
+const prepared = Layer.effectDiscard(ensureDemo(Option.some(Redacted.make(KEY))).pipe(Effect.orDie))
 
 const SearchContent = Schema.Struct({
   schemaVersion: Schema.String,
@@ -66,10 +61,10 @@ const tamper = (value: string): string => {
   return value.slice(0, i) + (value[i] === "A" ? "B" : "A") + value.slice(i + 1)
 }
 
-// One server per database target, shared by the tests of this file. No wall-clock budget: a loaded machine
-// makes the corpus load and the searches slower, not wrong.
+// One server per database target, shared by the tests of this file, over a copy of the run's prepared demo corpus
+// (`TestDatabase.prepared`). No wall-clock budget: a loaded machine makes the searches slower, not wrong.
 for (const target of TestDatabase.targets()) {
-  const services = App.layer(target.layer, Crypto.layerTest)
+  const services = App.layer(TestDatabase.prepared(target, DemoSnapshot.over(App.migrations)), Crypto.layerTest)
   const Env = running.pipe(
     Layer.provideMerge(Server.layer({ port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(prepared),
