@@ -83,7 +83,7 @@ export const requirePostgres = Effect.gen(function*() {
  *
  * @since 0.1.0 @category layers
  */
-export const services = App.layer(Database.layerPg, LocalKeys.layerWith({ createIfMissing: false }))
+export const services = (options?: App.Options) => App.layer(Database.layerPg, LocalKeys.layerWith({ createIfMissing: false }), options)
 
 /**
  * Applies due Arrivals until interrupted, with the hourly retention, logging progress every `reportEvery`.
@@ -120,15 +120,23 @@ export const run = (options: Settings) =>
   })
 
 /**
- * The whole worker process: refuse without PostgreSQL, build the services (migrating), then {@link run}.
+ * The whole worker process: refuse without PostgreSQL, build the services (migrating), then {@link run}. The
+ * application options are code, never configuration: a test's worker allows its loopback receiver this way.
  *
  * @since 0.1.0 @category programs
  */
-export const program = Effect.gen(function*() {
+export const programWith = (appOptions?: App.Options) => Effect.gen(function*() {
   yield* requirePostgres
   const options = yield* settings
-  const context = yield* Layer.build(services)
+  const context = yield* Layer.build(services(appOptions))
   const info = yield* Effect.provide(Database.DatabaseInfo, context)
   yield* Effect.logInfo(`Worker ${options.name} opened ${info.description} (migrations applied)`)
   return yield* Effect.provide(run(options), context)
 })
+
+/**
+ * {@link programWith} the production options.
+ *
+ * @since 0.1.0 @category programs
+ */
+export const program = programWith()

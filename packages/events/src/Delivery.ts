@@ -27,6 +27,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Crypto } from "@service/core/Crypto"
 import * as WorkQueue from "@service/core/WorkQueue"
 import * as Clock from "effect/Clock"
+import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -44,10 +45,22 @@ export const Outcome = Schema.Literal("pending", "delivered", "gone", "too_large
 /** @since 0.1.0 @category models */
 export type Outcome = typeof Outcome.Type
 
+/**
+ * How long a worker holds a delivery before another may take it over (renewed while the attempt runs): how long
+ * the deliveries of a killed worker wait. 60 seconds unless `SERVICE_DELIVERY_LEASE` says otherwise.
+ *
+ * @since 0.1.0 @category config
+ */
+export const leaseConfig = Config.duration("SERVICE_DELIVERY_LEASE").pipe(
+  Config.withDefault(Duration.seconds(60)),
+  Config.validate({ message: "must be at least 3 seconds", validation: (d) => Duration.toMillis(d) >= 3000 }),
+  Config.withDescription("How long a worker's claim on a delivery lasts before another worker may take it over.")
+)
+
 /** The queue's spec: the Standard Webhooks schedule after the first, immediate, attempt. @since 0.1.0 @category queue */
 export const queueSpec: WorkQueue.Spec = {
   table: "events.deliveries",
-  // Longer than one attempt's 10-second deadline, so a live worker never loses its claim mid-POST.
+  // The default lease; a live worker renews it every third of it, so it never loses its claim mid-POST.
   lease: Duration.seconds(60),
   retryDelays: RetrySchedule.DELAYS_SECONDS.slice(1).map((seconds) => Duration.seconds(seconds))
 }
@@ -144,7 +157,7 @@ export const make = (options?: Options) =>
     const crypto = yield* Crypto
     const guard = yield* AddressGuard
     const ledger = yield* EventLedger
-    const queue = yield* WorkQueue.make(queueSpec)
+    const queue = yield* WorkQueue.make({ ...queueSpec, lease: yield* Effect.orDie(leaseConfig) })
     const breaker = { ...defaultBreaker, ...options?.breaker }
     const breakAfterMillis = Duration.toMillis(breaker.after)
     const probeEveryMillis = Duration.toMillis(breaker.probeEvery)
