@@ -117,7 +117,10 @@ export interface ProcessOptions<E, R> {
   readonly transactional?: boolean | undefined
   /** Wait when nothing is due (default 1 second). */
   readonly idle?: Duration.DurationInput | undefined
-  /** Called once a row's last attempt failed (it is dead), with the error recorded, e.g. to record the outcome. */
+  /**
+   * Called once a row's last attempt failed (it is dead), with the error recorded, e.g. to record the outcome; also
+   * for a row whose last attempt's worker died holding it, by the worker that finds it dead.
+   */
   readonly onDead?: ((claim: Claim, error: string) => Effect.Effect<void, never, R>) | undefined
 }
 
@@ -151,6 +154,7 @@ export interface WorkQueue {
 const identifier = /^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?$/
 
 const ClaimRows = Schema.Array(Schema.Struct({ id: Schema.String, attempt: Schema.Number }))
+const SweptRows = Schema.Array(Schema.Struct({ id: Schema.String, attempt: Schema.Number, worker: Schema.String, error: Schema.String }))
 const StateRows = Schema.Array(Schema.Struct({ state: Schema.Literal("pending", "dead") }))
 const IdRows = Schema.Array(Schema.Struct({ id: Schema.String }))
 
@@ -178,13 +182,17 @@ export const make = (spec: Spec): Effect.Effect<WorkQueue, never, SqlClient.SqlC
     const held = (claim: Claim) =>
       sql`${id}::text = ${claim.id} AND queue_state = 'running' AND queue_attempts = ${claim.attempt} AND queue_worker = ${claim.worker}`
 
-    const claim = (worker: string, limit: number) =>
+    /** Claims due rows; also answers the rows found dead (their last attempt's worker died holding them). */
+    const claimAndSweep = (worker: string, limit: number) =>
       Effect.gen(function*() {
         const millis = yield* now
         // A row whose last attempt's lease ran out was tried as often as allowed: it is dead, not due.
-        yield* sql`UPDATE ${table} SET queue_state = 'dead', queue_lease_until = NULL,
+        const swept = yield* sql`UPDATE ${table} SET queue_state = 'dead', queue_lease_until = NULL,
             queue_last_error = coalesce(queue_last_error, 'the lease of the last attempt expired')
-          WHERE queue_state = 'running' AND queue_lease_until < ${at(millis)}::timestamptz AND queue_attempts >= ${maxAttempts}`
+          WHERE queue_state = 'running' AND queue_lease_until < ${at(millis)}::timestamptz AND queue_attempts >= ${maxAttempts}
+          RETURNING ${id}::text AS id, queue_attempts AS attempt, coalesce(queue_worker, '') AS worker, queue_last_error AS error`.pipe(
+          Effect.flatMap(Schema.decodeUnknown(SweptRows))
+        )
         const rows = yield* sql`UPDATE ${table} SET queue_state = 'running', queue_attempts = queue_attempts + 1,
             queue_lease_until = ${at(millis + leaseMillis)}::timestamptz, queue_worker = ${worker}
           WHERE ${id} IN (
@@ -195,8 +203,13 @@ export const make = (spec: Spec): Effect.Effect<WorkQueue, never, SqlClient.SqlC
             LIMIT ${limit}
             FOR UPDATE SKIP LOCKED)
           RETURNING ${id}::text AS id, queue_attempts AS attempt`.pipe(Effect.flatMap(Schema.decodeUnknown(ClaimRows)))
-        return rows.map((row): Claim => ({ id: row.id, attempt: row.attempt, worker }))
+        return {
+          claims: rows.map((row): Claim => ({ id: row.id, attempt: row.attempt, worker })),
+          dead: swept.map((row) => ({ claim: { id: row.id, attempt: row.attempt, worker: row.worker }, error: row.error }))
+        }
       }).pipe(Effect.orDie, Effect.withSpan("WorkQueue.claim", { attributes: { table: spec.table, worker } }))
+
+    const claim = (worker: string, limit: number) => Effect.map(claimAndSweep(worker, limit), ({ claims }) => claims)
 
     const complete = (claim: Claim) =>
       sql`UPDATE ${table} SET queue_state = 'done', queue_lease_until = NULL, queue_last_error = NULL
@@ -287,7 +300,12 @@ export const make = (spec: Spec): Effect.Effect<WorkQueue, never, SqlClient.SqlC
 
     const round = <E, R>(options: ProcessOptions<E, R>) =>
       Effect.gen(function*() {
-        const claims = yield* claim(options.worker, options.batch ?? 10)
+        const { claims, dead } = yield* claimAndSweep(options.worker, options.batch ?? 10)
+        // A worker that died holding a row's last attempt never heard it fail: its outcome is recorded here.
+        if (options.onDead !== undefined) {
+          const onDead = options.onDead
+          yield* Effect.forEach(dead, (row) => onDead(row.claim, row.error), { discard: true })
+        }
         const started = new Set<string>()
         yield* Effect.forEach(claims, (claimed) => Effect.suspend(() => {
           started.add(claimed.id)

@@ -10,7 +10,7 @@ import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
 import * as WorkQueue from "../src/WorkQueue.js"
 
-const tables = ["killed", "failing", "fenced", "interrupted", "long", "parallel", "later", "concurrent", "postponed"] as const
+const tables = ["killed", "failing", "fenced", "interrupted", "long", "parallel", "later", "concurrent", "postponed", "lastlease"] as const
 type Table = typeof tables[number]
 
 // A domain table that holds work: its own columns plus the queue's.
@@ -137,6 +137,31 @@ for (const target of TestDatabase.targets()) {
           assert.strictEqual(yield* queue.drain({ worker: "w", handler: handler(undefined) }), 1)
           const [row] = yield* rowsOf("later")
           assert.deepStrictEqual([row?.state, row?.attempts, row?.error], ["dead", 3, "503 from the receiver"])
+        }))
+
+      it.effect("a worker that dies holding the last attempt: the next round finds the row dead and calls onDead", () =>
+        Effect.gen(function*() {
+          const queue = yield* WorkQueue.make(spec("lastlease"))
+          yield* insert("lastlease", 1)
+          const failing = () => Effect.fail("503")
+          // Attempts 1 and 2 fail on the schedule; attempt 3 is the last, and its worker dies holding it.
+          assert.strictEqual(yield* queue.drain({ worker: "w", handler: failing }), 1)
+          yield* TestClock.adjust("1 minute")
+          assert.strictEqual(yield* queue.drain({ worker: "w", handler: failing }), 1)
+          yield* TestClock.adjust("5 minutes")
+          const [last] = yield* queue.claim("dies", 10)
+          assert.strictEqual(last?.attempt, 3)
+          yield* TestClock.adjust("31 seconds")
+          const dead: Array<[string, number, string, string]> = []
+          const onDead = (claim: WorkQueue.Claim, error: string) => Effect.sync(() => void dead.push([claim.id, claim.attempt, claim.worker, error]))
+          assert.strictEqual(yield* queue.drain({ worker: "next", handler: failing, onDead }), 0)
+          // The error is the last one recorded (attempt 2's): the dead worker recorded nothing.
+          assert.deepStrictEqual(dead, [[last?.id ?? "", 3, "dies", "Error: 503"]])
+          const [row] = yield* rowsOf("lastlease")
+          assert.deepStrictEqual([row?.state, row?.attempts], ["dead", 3])
+          // Found once: the next round does not call it again.
+          assert.strictEqual(yield* queue.drain({ worker: "next", handler: failing, onDead }), 0)
+          assert.strictEqual(dead.length, 1)
         }))
 
       it.effect("a handler's Postpone gives the row back untried until its time, the attempt not counted", () =>
