@@ -4,8 +4,10 @@ import * as CoreMigrations from "@service/core/CoreMigrations"
 import { Crypto } from "@service/core/Crypto"
 import * as Leaks from "@service/core/Leaks"
 import * as RequestContext from "@service/core/RequestContext"
-import * as DemoCorpus from "@service/market-warehouse/DemoCorpus"
+import { Corpus } from "@service/market-warehouse/Corpus"
+import * as DemoSnapshot from "@service/market-warehouse/DemoSnapshot"
 import * as MarketMigrations from "@service/market-warehouse/MarketMigrations"
+import type * as Database from "@service/storage/Database"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -96,43 +98,45 @@ const Total = Schema.Struct({ n: Schema.Number, total: Schema.String })
 const AuditRow = Schema.Struct({ source_slug: Schema.String, source_record_id: Schema.String })
 
 for (const target of TestDatabase.targets()) {
-  const Services = Layer.mergeAll(MarketLayer.layer, RequestContext.layerTest).pipe(
-    Layer.provideMerge(Crypto.layerTest),
-    Layer.provideMerge(TestDatabase.withMigrations(target, [CoreMigrations.migrations, MarketMigrations.migrations]))
+  const services = (database: Layer.Layer<Database.DatabaseServices>) =>
+    Layer.mergeAll(MarketLayer.layer, RequestContext.layerTest).pipe(Layer.provideMerge(Crypto.layerTest), Layer.provideMerge(database))
+
+  layer(services(TestDatabase.withMigrations(target, [CoreMigrations.migrations, MarketMigrations.migrations])))(
+    `aggregate_awards before a publication on ${target.name}`,
+    (it) => {
+      it.effect("refuses supplier_name as a dimension with the allowed list, and other structural faults, from the schema", () =>
+        Effect.gen(function*() {
+          const op = AwardAggregates.aggregateAwards
+          // Nothing is published: a valid request is refused for that, so these were refused before any read.
+          assert.strictEqual(yield* refusalCode(op.runModel({ ...mxn, group_by: ["buyer_name"] })), "serving_projection_unavailable")
+          const refusal = yield* Effect.flip(op.runModel({ ...mxn, group_by: ["supplier_name"] }))
+          assert.strictEqual(refusal.semanticCode, "invalid_field_value")
+          assert.strictEqual(refusal.field, "group_by.0")
+          assert.deepStrictEqual(refusal.allowedValues, [...AwardAggregates.groupDimensions])
+          assert.notInclude(refusal.allowedValues ?? [], "supplier_name")
+          for (
+            const input of [
+              { ...mxn, group_by: [] },
+              { ...mxn, group_by: ["buyer_name", "award_year", "supplier_rfc", "supplier_size"] },
+              { ...mxn, group_by: ["buyer_name", "buyer_name"] },
+              { currency: "MXN", group_by: ["buyer_name"] },
+              { amount_scope: "supplier_contract", group_by: ["buyer_name"] },
+              { ...mxn, group_by: ["buyer_name"], compare_period: { from_date: "2020-01-01" } },
+              { ...mxn, group_by: ["buyer_name"], compare_period: { from_date: "2020-01-01", to_date: "2020-02-30" } },
+              { ...mxn, group_by: ["buyer_name"], limit: 201 }
+            ]
+          ) {
+            assert.strictEqual(yield* refusalCode(op.runModel(input)), "invalid_field_value", JSON.stringify(input))
+          }
+          assert.strictEqual(yield* refusalCode(op.runModel({ ...mxn, group_by: ["buyer_name"], limit: 200 })), "serving_projection_unavailable")
+        }))
+    }
   )
 
-  layer(Services, { timeout: "180 seconds" })(`aggregate_awards on ${target.name}`, (it) => {
-    it.effect("refuses supplier_name as a dimension with the allowed list, and other structural faults, from the schema", () =>
+  layer(services(TestDatabase.prepared(target, DemoSnapshot.market)), { timeout: "180 seconds" })(`aggregate_awards on ${target.name}`, (it) => {
+    it.effect("adds the fixture awards to the demo publication", () =>
       Effect.gen(function*() {
-        const op = AwardAggregates.aggregateAwards
-        // Nothing is published: a valid request is refused for that, so these were refused before any read.
-        assert.strictEqual(yield* refusalCode(op.runModel({ ...mxn, group_by: ["buyer_name"] })), "serving_projection_unavailable")
-        const refusal = yield* Effect.flip(op.runModel({ ...mxn, group_by: ["supplier_name"] }))
-        assert.strictEqual(refusal.semanticCode, "invalid_field_value")
-        assert.strictEqual(refusal.field, "group_by.0")
-        assert.deepStrictEqual(refusal.allowedValues, [...AwardAggregates.groupDimensions])
-        assert.notInclude(refusal.allowedValues ?? [], "supplier_name")
-        for (
-          const input of [
-            { ...mxn, group_by: [] },
-            { ...mxn, group_by: ["buyer_name", "award_year", "supplier_rfc", "supplier_size"] },
-            { ...mxn, group_by: ["buyer_name", "buyer_name"] },
-            { currency: "MXN", group_by: ["buyer_name"] },
-            { amount_scope: "supplier_contract", group_by: ["buyer_name"] },
-            { ...mxn, group_by: ["buyer_name"], compare_period: { from_date: "2020-01-01" } },
-            { ...mxn, group_by: ["buyer_name"], compare_period: { from_date: "2020-01-01", to_date: "2020-02-30" } },
-            { ...mxn, group_by: ["buyer_name"], limit: 201 }
-          ]
-        ) {
-          assert.strictEqual(yield* refusalCode(op.runModel(input)), "invalid_field_value", JSON.stringify(input))
-        }
-        assert.strictEqual(yield* refusalCode(op.runModel({ ...mxn, group_by: ["buyer_name"], limit: 200 })), "serving_projection_unavailable")
-      }))
-
-    // No wall-clock budget: loading the demo corpus is slower on a loaded machine, not wrong.
-    it.effect("loads the demo corpus and the fixture awards", () =>
-      Effect.gen(function*() {
-        const { publication } = yield* DemoCorpus.loadAndPublish
+        const publication = yield* Effect.flatten((yield* Corpus).active)
         yield* insertFixtures(publication.snapshotId)
       }), 0)
 

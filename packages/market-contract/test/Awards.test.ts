@@ -4,8 +4,10 @@ import * as CoreMigrations from "@service/core/CoreMigrations"
 import { Crypto } from "@service/core/Crypto"
 import * as Leaks from "@service/core/Leaks"
 import * as RequestContext from "@service/core/RequestContext"
-import * as DemoCorpus from "@service/market-warehouse/DemoCorpus"
+import { Corpus } from "@service/market-warehouse/Corpus"
+import * as DemoSnapshot from "@service/market-warehouse/DemoSnapshot"
 import * as MarketMigrations from "@service/market-warehouse/MarketMigrations"
+import type * as Database from "@service/storage/Database"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -86,44 +88,46 @@ const walkSearch = (input: Awards.SearchAwardsInput) =>
 const AuditRow = Schema.Struct({ source_slug: Schema.String, source_record_id: Schema.String })
 
 for (const target of TestDatabase.targets()) {
-  const Services = Layer.mergeAll(MarketLayer.layer, RequestContext.layerTest).pipe(
-    Layer.provideMerge(Crypto.layerTest),
-    Layer.provideMerge(TestDatabase.withMigrations(target, [CoreMigrations.migrations, MarketMigrations.migrations]))
+  const services = (database: Layer.Layer<Database.DatabaseServices>) =>
+    Layer.mergeAll(MarketLayer.layer, RequestContext.layerTest).pipe(Layer.provideMerge(Crypto.layerTest), Layer.provideMerge(database))
+
+  layer(services(TestDatabase.withMigrations(target, [CoreMigrations.migrations, MarketMigrations.migrations])))(
+    `search_awards and get_supplier_history before a publication on ${target.name}`,
+    (it) => {
+      it.effect("refuses a malformed cog_partidas item from the schema, before any corpus read", () =>
+        Effect.gen(function*() {
+          // Nothing is published yet: a well-formed request reaches the corpus and is refused for that reason,
+          // so the malformed ones below were refused before it.
+          assert.strictEqual(
+            yield* refusalCode(Awards.searchAwards.runModel({ cog_partidas: ["21101"] })),
+            "serving_projection_unavailable"
+          )
+          for (const bad of [["2110"], ["21101", "2110A"], ["211011"], [" 21101"]]) {
+            const refusal = yield* Effect.flip(Awards.searchAwards.runModel({ cog_partidas: bad }))
+            assert.strictEqual(refusal.semanticCode, "invalid_field_value", bad.join(","))
+            assert.match(refusal.field ?? "", /^cog_partidas/)
+          }
+          // 1 to 20 items.
+          assert.strictEqual(yield* refusalCode(Awards.searchAwards.runModel({ cog_partidas: [] })), "invalid_field_value")
+          const many = Array.from({ length: 21 }, (_, i) => String(21101 + i))
+          assert.strictEqual(yield* refusalCode(Awards.searchAwards.runModel({ cog_partidas: many })), "invalid_field_value")
+          // History needs its three fields together, also refused by the schema.
+          assert.strictEqual(
+            yield* refusalCode(Awards.getSupplierHistory.runModel({ supplier_rfc: RFC, currency: "MXN" })),
+            "invalid_field_value"
+          )
+          const scope = yield* Effect.flip(
+            Awards.getSupplierHistory.runModel({ supplier_rfc: RFC, currency: "MXN", amount_scope: "total" })
+          )
+          assert.deepStrictEqual(scope.allowedValues, ["supplier_contract", "award_group_published_total"])
+        }))
+    }
   )
 
-  layer(Services, { timeout: "180 seconds" })(`search_awards and get_supplier_history on ${target.name}`, (it) => {
-    it.effect("refuses a malformed cog_partidas item from the schema, before any corpus read", () =>
+  layer(services(TestDatabase.prepared(target, DemoSnapshot.market)), { timeout: "180 seconds" })(`search_awards and get_supplier_history on ${target.name}`, (it) => {
+    it.effect("adds the fixture awards to the demo publication", () =>
       Effect.gen(function*() {
-        // Nothing is published yet: a well-formed request reaches the corpus and is refused for that reason,
-        // so the malformed ones below were refused before it.
-        assert.strictEqual(
-          yield* refusalCode(Awards.searchAwards.runModel({ cog_partidas: ["21101"] })),
-          "serving_projection_unavailable"
-        )
-        for (const bad of [["2110"], ["21101", "2110A"], ["211011"], [" 21101"]]) {
-          const refusal = yield* Effect.flip(Awards.searchAwards.runModel({ cog_partidas: bad }))
-          assert.strictEqual(refusal.semanticCode, "invalid_field_value", bad.join(","))
-          assert.match(refusal.field ?? "", /^cog_partidas/)
-        }
-        // 1 to 20 items.
-        assert.strictEqual(yield* refusalCode(Awards.searchAwards.runModel({ cog_partidas: [] })), "invalid_field_value")
-        const many = Array.from({ length: 21 }, (_, i) => String(21101 + i))
-        assert.strictEqual(yield* refusalCode(Awards.searchAwards.runModel({ cog_partidas: many })), "invalid_field_value")
-        // History needs its three fields together, also refused by the schema.
-        assert.strictEqual(
-          yield* refusalCode(Awards.getSupplierHistory.runModel({ supplier_rfc: RFC, currency: "MXN" })),
-          "invalid_field_value"
-        )
-        const scope = yield* Effect.flip(
-          Awards.getSupplierHistory.runModel({ supplier_rfc: RFC, currency: "MXN", amount_scope: "total" })
-        )
-        assert.deepStrictEqual(scope.allowedValues, ["supplier_contract", "award_group_published_total"])
-      }))
-
-    // No wall-clock budget: loading the demo corpus is slower on a loaded machine, not wrong.
-    it.effect("loads the demo corpus and the fixture awards", () =>
-      Effect.gen(function*() {
-        const { publication } = yield* DemoCorpus.loadAndPublish
+        const publication = yield* Effect.flatten((yield* Corpus).active)
         yield* insertFixtures(publication.snapshotId)
         const found = yield* Awards.searchAwardRows({ supplier_rfc: RFC, limit: 50 })
         assert.strictEqual(found.results.length, 5)

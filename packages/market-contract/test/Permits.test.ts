@@ -4,8 +4,9 @@ import * as CoreMigrations from "@service/core/CoreMigrations"
 import { Crypto } from "@service/core/Crypto"
 import * as Leaks from "@service/core/Leaks"
 import * as RequestContext from "@service/core/RequestContext"
-import * as DemoCorpus from "@service/market-warehouse/DemoCorpus"
+import * as DemoSnapshot from "@service/market-warehouse/DemoSnapshot"
 import * as MarketMigrations from "@service/market-warehouse/MarketMigrations"
+import type * as Database from "@service/storage/Database"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -40,21 +41,22 @@ const readAll = (input: Permits.SearchPermitsInput, limit: number) =>
 const DECIMAL = /^-?\d+(\.\d+)?$/
 
 for (const target of TestDatabase.targets()) {
-  const Services = Layer.mergeAll(MarketLayer.layer, RequestContext.layerTest).pipe(
-    Layer.provideMerge(Crypto.layerTest),
-    Layer.provideMerge(TestDatabase.withMigrations(target, [CoreMigrations.migrations, MarketMigrations.migrations]))
+  const services = (database: Layer.Layer<Database.DatabaseServices>) =>
+    Layer.mergeAll(MarketLayer.layer, RequestContext.layerTest).pipe(Layer.provideMerge(Crypto.layerTest), Layer.provideMerge(database))
+
+  layer(services(TestDatabase.withMigrations(target, [CoreMigrations.migrations, MarketMigrations.migrations])))(
+    `permits before a publication on ${target.name}`,
+    (it) => {
+      it.effect("refuses before anything is published", () =>
+        Effect.gen(function*() {
+          assert.strictEqual(yield* refusalCode(Permits.search({ holder_name: "Bimbo" })), "serving_projection_unavailable")
+        }))
+    }
   )
 
-  layer(Services, { timeout: "180 seconds" })(`permits on ${target.name}`, (it) => {
-    it.effect("refuses before anything is published", () =>
-      Effect.gen(function*() {
-        assert.strictEqual(yield* refusalCode(Permits.search({ holder_name: "Bimbo" })), "serving_projection_unavailable")
-      }))
-
-    // No wall-clock budget: loading the demo corpus is slower on a loaded machine, not wrong.
+  layer(services(TestDatabase.prepared(target, DemoSnapshot.market)), { timeout: "180 seconds" })(`permits on ${target.name}`, (it) => {
     it.effect("needs a holder: query_too_broad without holder_rfc or holder_name", () =>
       Effect.gen(function*() {
-        yield* DemoCorpus.loadAndPublish
         assert.strictEqual(yield* refusalCode(Permits.search({})), "query_too_broad")
         assert.strictEqual(yield* refusalCode(Permits.search({ limit: 5 })), "query_too_broad")
         // Only holder fields exist: anything else is a structural refusal.

@@ -1,11 +1,9 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, layer } from "@effect/vitest"
-import * as CoreMigrations from "@service/core/CoreMigrations"
 import { Crypto } from "@service/core/Crypto"
 import * as RequestContext from "@service/core/RequestContext"
 import { Corpus, SourceDefinition } from "@service/market-warehouse/Corpus"
-import * as DemoCorpus from "@service/market-warehouse/DemoCorpus"
-import * as MarketMigrations from "@service/market-warehouse/MarketMigrations"
+import * as DemoSnapshot from "@service/market-warehouse/DemoSnapshot"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -41,14 +39,12 @@ const screened = (rfcs: ReadonlyArray<string>) =>
 for (const target of TestDatabase.targets()) {
   const Services = Layer.mergeAll(MarketLayer.layer, RequestContext.layerTest).pipe(
     Layer.provideMerge(Crypto.layerTest),
-    Layer.provideMerge(TestDatabase.withMigrations(target, [CoreMigrations.migrations, MarketMigrations.migrations]))
+    Layer.provideMerge(TestDatabase.prepared(target, DemoSnapshot.market))
   )
 
   layer(Services, { timeout: "180 seconds" })(`risk summaries on rows on ${target.name}`, (it) => {
-    // No wall-clock budget: loading the demo corpus is slower on a loaded machine, not wrong.
-    it.effect("loads the demo corpus, then republishes a copy with a sanction and permits for one awardee", () =>
+    it.effect("republishes a copy of the demo corpus with a sanction and permits for one awardee", () =>
       Effect.gen(function*() {
-        yield* DemoCorpus.loadAndPublish
         const corpus = yield* Corpus
         const sql = yield* SqlClient.SqlClient
         yield* corpus.registerSource(

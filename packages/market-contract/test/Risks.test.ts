@@ -5,8 +5,9 @@ import { Crypto } from "@service/core/Crypto"
 import * as Leaks from "@service/core/Leaks"
 import * as RequestContext from "@service/core/RequestContext"
 import { Corpus } from "@service/market-warehouse/Corpus"
-import * as DemoCorpus from "@service/market-warehouse/DemoCorpus"
+import * as DemoSnapshot from "@service/market-warehouse/DemoSnapshot"
 import * as MarketMigrations from "@service/market-warehouse/MarketMigrations"
+import type * as Database from "@service/storage/Database"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -47,22 +48,23 @@ const riskSourceValues = Effect.gen(function*() {
 })
 
 for (const target of TestDatabase.targets()) {
-  const Services = Layer.mergeAll(MarketLayer.layer, RequestContext.layerTest).pipe(
-    Layer.provideMerge(Crypto.layerTest),
-    Layer.provideMerge(TestDatabase.withMigrations(target, [CoreMigrations.migrations, MarketMigrations.migrations]))
+  const services = (database: Layer.Layer<Database.DatabaseServices>) =>
+    Layer.mergeAll(MarketLayer.layer, RequestContext.layerTest).pipe(Layer.provideMerge(Crypto.layerTest), Layer.provideMerge(database))
+
+  layer(services(TestDatabase.withMigrations(target, [CoreMigrations.migrations, MarketMigrations.migrations])))(
+    `risk marks before a publication on ${target.name}`,
+    (it) => {
+      it.effect("refuses before anything is published", () =>
+        Effect.gen(function*() {
+          assert.strictEqual(yield* refusalCode(Risks.searchRiskMarks({ rfc: "GTA140724H10" })), "serving_projection_unavailable")
+          assert.strictEqual(yield* refusalCode(Risks.screenRiskMarks({ rfcs: ["GTA140724H10"] })), "serving_projection_unavailable")
+        }))
+    }
   )
 
-  layer(Services, { timeout: "180 seconds" })(`risk marks on ${target.name}`, (it) => {
-    it.effect("refuses before anything is published", () =>
-      Effect.gen(function*() {
-        assert.strictEqual(yield* refusalCode(Risks.searchRiskMarks({ rfc: "GTA140724H10" })), "serving_projection_unavailable")
-        assert.strictEqual(yield* refusalCode(Risks.screenRiskMarks({ rfcs: ["GTA140724H10"] })), "serving_projection_unavailable")
-      }))
-
-    // No wall-clock budget: loading the demo corpus is slower on a loaded machine, not wrong.
+  layer(services(TestDatabase.prepared(target, DemoSnapshot.market)), { timeout: "180 seconds" })(`risk marks on ${target.name}`, (it) => {
     it.effect("search by RFC: that RFC's marks, newest listing first, as abstracted rows with one warning", () =>
       Effect.gen(function*() {
-        yield* DemoCorpus.loadAndPublish
         // PRI1504275G2 is on the definitive list and, in a later cycle, on the presumed list.
         const envelope = yield* Risks.searchRiskMarks({ rfc: "pri-150427-5g2" })
         assert.strictEqual(envelope.operation, "search_risks")

@@ -1,9 +1,10 @@
 import { assert, layer } from "@effect/vitest"
 import { Crypto } from "@service/core/Crypto"
 import * as RequestContext from "@service/core/RequestContext"
-import * as DemoCorpus from "@service/market-warehouse/DemoCorpus"
+import * as DemoSnapshot from "@service/market-warehouse/DemoSnapshot"
 import * as MarketMigrations from "@service/market-warehouse/MarketMigrations"
 import * as CoreMigrations from "@service/core/CoreMigrations"
+import type * as Database from "@service/storage/Database"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -18,21 +19,22 @@ const refusalCode = <A, R>(effect: Effect.Effect<A, MarketDataRefusal, R>) =>
   Effect.map(Effect.either(effect), (result) => (Either.isLeft(result) ? result.left.semanticCode : "succeeded"))
 
 for (const target of TestDatabase.targets()) {
-  const Services = Layer.mergeAll(MarketLayer.layer, RequestContext.layerTest).pipe(
-    Layer.provideMerge(Crypto.layerTest),
-    Layer.provideMerge(TestDatabase.withMigrations(target, [CoreMigrations.migrations, MarketMigrations.migrations]))
+  const services = (database: Layer.Layer<Database.DatabaseServices>) =>
+    Layer.mergeAll(MarketLayer.layer, RequestContext.layerTest).pipe(Layer.provideMerge(Crypto.layerTest), Layer.provideMerge(database))
+
+  layer(services(TestDatabase.withMigrations(target, [CoreMigrations.migrations, MarketMigrations.migrations])))(
+    `count_suppliers before a publication on ${target.name}`,
+    (it) => {
+      it.effect("refuses before anything is published", () =>
+        Effect.gen(function*() {
+          assert.strictEqual(yield* refusalCode(countSuppliers({ state: "Zacatecas" })), "serving_projection_unavailable")
+        }))
+    }
   )
 
-  layer(Services, { timeout: "180 seconds" })(`count_suppliers on ${target.name}`, (it) => {
-    it.effect("refuses before anything is published", () =>
-      Effect.gen(function*() {
-        assert.strictEqual(yield* refusalCode(countSuppliers({ state: "Zacatecas" })), "serving_projection_unavailable")
-      }))
-
-    // No wall-clock budget: loading the demo corpus is slower on a loaded machine, not wrong.
+  layer(services(TestDatabase.prepared(target, DemoSnapshot.market)), { timeout: "180 seconds" })(`count_suppliers on ${target.name}`, (it) => {
     it.effect("counts exactly the observations a search pages through, with page null and {count}", () =>
       Effect.gen(function*() {
-        yield* DemoCorpus.loadAndPublish
         const filters = { state: "zacatecas", scian_codes: ["212"] }
         let seen = 0
         let cursor: string | undefined

@@ -1,10 +1,8 @@
 import { assert, layer } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Crypto } from "@service/core/Crypto"
-import * as CoreMigrations from "@service/core/CoreMigrations"
 import * as RequestContext from "@service/core/RequestContext"
-import * as DemoCorpus from "@service/market-warehouse/DemoCorpus"
-import * as MarketMigrations from "@service/market-warehouse/MarketMigrations"
+import * as DemoSnapshot from "@service/market-warehouse/DemoSnapshot"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -22,14 +20,12 @@ const misspell = (name: string) => {
 for (const target of TestDatabase.targets()) {
   const Services = Layer.mergeAll(MarketLayer.layer, RequestContext.layerTest).pipe(
     Layer.provideMerge(Crypto.layerTest),
-    Layer.provideMerge(TestDatabase.withMigrations(target, [CoreMigrations.migrations, MarketMigrations.migrations]))
+    Layer.provideMerge(TestDatabase.prepared(target, DemoSnapshot.market))
   )
 
   layer(Services, { timeout: "180 seconds" })(`supplier narrowing by municipality on ${target.name}`, (it) => {
-    // No wall-clock budget: loading the demo corpus is slower on a loaded machine, not wrong.
     it.effect("a misspelled municipality resolves to its canonical name, is reported, and search and count agree", () =>
       Effect.gen(function*() {
-        yield* DemoCorpus.loadAndPublish
         const sql = yield* SqlClient.SqlClient
         // The municipality with the most published observations, whose name is at least 7 letters long.
         const top = yield* sql<{ code: string; name: string; state_code: string; n: number }>`

@@ -4,8 +4,9 @@ import { Crypto } from "@service/core/Crypto"
 import * as CoreMigrations from "@service/core/CoreMigrations"
 import * as Leaks from "@service/core/Leaks"
 import * as RequestContext from "@service/core/RequestContext"
-import * as DemoCorpus from "@service/market-warehouse/DemoCorpus"
+import * as DemoSnapshot from "@service/market-warehouse/DemoSnapshot"
 import * as MarketMigrations from "@service/market-warehouse/MarketMigrations"
+import type * as Database from "@service/storage/Database"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -25,22 +26,23 @@ const segments = [{ id: "mining", query: "minera" }, { id: "quarry", query: "can
 const geographies = [{ id: "zac", state: "Zacatecas" }, { id: "son", state: "Sonora" }, { id: "cdmx", state: "CDMX" }]
 
 for (const target of TestDatabase.targets()) {
-  const Services = Layer.mergeAll(MarketLayer.layer, RequestContext.layerTest).pipe(
-    Layer.provideMerge(Crypto.layerTest),
-    Layer.provideMerge(TestDatabase.withMigrations(target, [CoreMigrations.migrations, MarketMigrations.migrations]))
+  const services = (database: Layer.Layer<Database.DatabaseServices>) =>
+    Layer.mergeAll(MarketLayer.layer, RequestContext.layerTest).pipe(Layer.provideMerge(Crypto.layerTest), Layer.provideMerge(database))
+
+  layer(services(TestDatabase.withMigrations(target, [CoreMigrations.migrations, MarketMigrations.migrations])))(
+    `compare_segments before a publication on ${target.name}`,
+    (it) => {
+      it.effect("refuses before anything is published", () =>
+        Effect.gen(function*() {
+          const r = yield* refusal(compareSegments({ segments, geographies, observed_kind: "supplier_observation" }))
+          assert.strictEqual(r.semanticCode, "serving_projection_unavailable")
+        }))
+    }
   )
 
-  layer(Services, { timeout: "180 seconds" })(`compare_segments on ${target.name}`, (it) => {
-    it.effect("refuses before anything is published", () =>
-      Effect.gen(function*() {
-        const r = yield* refusal(compareSegments({ segments, geographies, observed_kind: "supplier_observation" }))
-        assert.strictEqual(r.semanticCode, "serving_projection_unavailable")
-      }))
-
-    // No wall-clock budget: loading the demo corpus is slower on a loaded machine, not wrong.
+  layer(services(TestDatabase.prepared(target, DemoSnapshot.market)), { timeout: "180 seconds" })(`compare_segments on ${target.name}`, (it) => {
     it.effect("counts every cell exactly as count_suppliers counts it, and the contact breakdown like for like", () =>
       Effect.gen(function*() {
-        yield* DemoCorpus.loadAndPublish
         const envelope = yield* compareSegments({ segments, geographies, observed_kind: "supplier_observation", contact_breakdown: true })
         assert.strictEqual(envelope.operation, "compare_segments")
         assert.isNull(envelope.page)

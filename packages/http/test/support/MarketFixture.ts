@@ -1,20 +1,18 @@
 /**
- * The market domain over a test database with the demo corpus, two workspaces with a key each, and the
- * HTTP surface of the given groups on a real listening server (one per test file).
+ * The market domain over a test database with the demo corpus (a copy of the run's prepared one), two workspaces
+ * with a key each, and the HTTP surface of the given groups on a real listening server (one per test file).
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Accounts from "@service/core/Accounts"
-import * as CoreMigrations from "@service/core/CoreMigrations"
 import { Crypto } from "@service/core/Crypto"
 import { WorkspaceSlug } from "@service/core/Ids"
 import * as Meter from "@service/core/Meter"
 import type * as Operation from "@service/core/Operation"
 import type { Caller } from "@service/core/RequestContext"
 import * as RateLimiter from "@service/core/RateLimiter"
-import * as DemoCorpus from "@service/market-warehouse/DemoCorpus"
+import * as DemoSnapshot from "@service/market-warehouse/DemoSnapshot"
 import * as MarketLayer from "@service/market-contract/MarketLayer"
-import * as MarketMigrations from "@service/market-warehouse/MarketMigrations"
 import type * as MarketOperations from "@service/market-contract/Operations"
 import { forbiddenValues } from "@service/market-contract/ProjectionAudit"
 import * as TestDatabase from "@service/storage/TestDatabase"
@@ -40,7 +38,6 @@ const prepared = Layer.effect(
   Fixture,
   Effect.gen(function*() {
     const accounts = yield* Accounts.Accounts
-    yield* DemoCorpus.loadAndPublish
     let workspaceId = ""
     for (const [slug, key] of [["demo", KEY], ["other", OTHER_KEY]] as const) {
       const workspace = yield* accounts.createWorkspace({ slug: WorkspaceSlug.make(slug), name: slug })
@@ -61,7 +58,7 @@ const prepared = Layer.effect(
 export const layer = (target: TestDatabase.TestDatabaseTarget, groups: ReadonlyArray<Operation.Group<MarketOperations.Requirements | Meter.Meter | Caller>>) => {
   const domain = Layer.mergeAll(MarketLayer.layer, Accounts.layerSql, Meter.layerSql, RateLimiter.layerSql).pipe(
     Layer.provideMerge(Crypto.layerTest),
-    Layer.provideMerge(TestDatabase.withMigrations(target, [CoreMigrations.migrations, MarketMigrations.migrations])),
+    Layer.provideMerge(TestDatabase.prepared(target, DemoSnapshot.market)),
     Layer.orDie
   )
   const server = HttpApiBuilder.serve().pipe(

@@ -1,21 +1,19 @@
 /**
- * What the MCP tests share: the market services over a test database with the demo corpus, metering and
- * rate limits; principals in workspaces of their own (usage rows need a real workspace); and the two
- * official client generations connected in process to a web handler.
+ * What the MCP tests share: the market services over a test database with the demo corpus (a copy of the run's
+ * prepared one), metering and rate limits; principals in workspaces of their own (usage rows need a real
+ * workspace); and the two official client generations connected in process to a web handler.
  */
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client"
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport as StreamableHTTPClientTransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import * as Accounts from "@service/core/Accounts"
-import * as CoreMigrations from "@service/core/CoreMigrations"
 import { Crypto } from "@service/core/Crypto"
 import { CredentialId, WorkspaceSlug } from "@service/core/Ids"
 import * as Meter from "@service/core/Meter"
 import { Principal, type Scope } from "@service/core/Principal"
 import * as RateLimiter from "@service/core/RateLimiter"
-import * as DemoCorpus from "@service/market-warehouse/DemoCorpus"
+import * as DemoSnapshot from "@service/market-warehouse/DemoSnapshot"
 import * as MarketLayer from "@service/market-contract/MarketLayer"
-import * as MarketMigrations from "@service/market-warehouse/MarketMigrations"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -23,14 +21,11 @@ import * as Option from "effect/Option"
 import type * as Scope_ from "effect/Scope"
 import type * as McpHandler from "../../src/McpHandler.js"
 
-const migrations = [CoreMigrations.migrations, MarketMigrations.migrations]
-
 /** The market services, accounts, meter and rate limiter over a migrated database with the demo corpus. */
 export const layerFor = (target: TestDatabase.TestDatabaseTarget) =>
-  Layer.effectDiscard(Effect.orDie(DemoCorpus.loadAndPublish)).pipe(
-    Layer.provideMerge(Layer.mergeAll(MarketLayer.layer, Accounts.layerSql, Meter.layerSql, RateLimiter.layerSql)),
+  Layer.mergeAll(MarketLayer.layer, Accounts.layerSql, Meter.layerSql, RateLimiter.layerSql).pipe(
     Layer.provideMerge(Crypto.layerTest),
-    Layer.provideMerge(TestDatabase.withMigrations(target, migrations)),
+    Layer.provideMerge(TestDatabase.prepared(target, DemoSnapshot.market)),
     Layer.orDie
   )
 
