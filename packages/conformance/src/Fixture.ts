@@ -20,7 +20,9 @@ import type { Person, Scope } from "@service/core/Principal"
 import type { Workspace } from "@service/core/Workspace"
 import * as Anchors from "@service/topics/Anchors"
 import * as Topics from "@service/topics/Topics"
+import * as AddressGuard from "@service/events/AddressGuard"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 /**
  * Bundles whose groups the suite does not run yet, with why. Every other bundle's groups are in
@@ -32,10 +34,17 @@ export const pending: Readonly<Record<string, string>> = {
   door:
     "the CRM examples name records by placeholder with no exampleFrom (contact_read, contact_erase, opportunity_move), " +
     "the Arrival examples need an accepted Arrival from the door, and arrival_send_test needs a test workspace",
-  events:
-    "destinations_create's example names a public https address, which the address guard resolves through real DNS, and " +
-    "destinations_stop and destinations_replay need a Destination the examples do not create; its reads are tested in " +
-    "examples/server/test/EventsApi.test.ts"
+}
+
+/**
+ * What `App.layer` takes from the harness: the production address guard (public https only) with a fixed public
+ * resolution, so `destinations_create`'s example address (`hooks.example.com`) passes without real DNS. Nothing is
+ * delivered: the harnesses run no delivery worker.
+ *
+ * @since 0.1.0 @category layers
+ */
+export const appOptions: App.Options = {
+  addressGuard: Layer.succeed(AddressGuard.AddressGuard, AddressGuard.make({ resolve: () => Effect.succeed(["93.184.215.14"]) }))
 }
 
 /** What running every served group needs. @since 0.1.0 @category models */

@@ -220,7 +220,7 @@ export const destinationsStop = Operation.make({
     question: "How do I stop sending events to an address?",
     requires: "destination_id (owner or admin).",
     example: { destination_id: "<destination_id>" },
-    exampleFrom: { operation: "events_subscriptions", path: ["subscriptions", 0, "id"], field: "destination_id" }
+    exampleFrom: { operation: "destinations_create", path: ["id"], field: "destination_id" }
   },
   run: (input) =>
     Effect.gen(function*() {
@@ -261,7 +261,7 @@ export const destinationsReplay = Operation.make({
     question: "My receiver was down: how do I get yesterday's events again?",
     requires: "destination_id, from and to (owner or admin).",
     example: { destination_id: "<destination_id>", from: "2026-11-24T00:00:00Z", to: "2026-11-25T00:00:00Z" },
-    exampleFrom: { operation: "events_subscriptions", path: ["subscriptions", 0, "id"], field: "destination_id" }
+    exampleFrom: { operation: "destinations_create", path: ["id"], field: "destination_id" }
   },
   run: (input) =>
     Effect.gen(function*() {

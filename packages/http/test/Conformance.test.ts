@@ -9,7 +9,7 @@ import { Crypto } from "@service/core/Crypto"
 import { WorkspaceSlug } from "@service/core/Ids"
 import * as Operation from "@service/core/Operation"
 import { forbiddenValues } from "@service/market-contract/ProjectionAudit"
-import * as DemoCorpus from "@service/market-warehouse/DemoCorpus"
+import * as DemoSnapshot from "@service/market-warehouse/DemoSnapshot"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -27,14 +27,14 @@ const KEY = "svc_key_test_conformance_0123456789abcdef"
 class Scan extends Context.Tag("Scan")<Scan, ReadonlyArray<string>>() {}
 
 /**
- * Every domain (`App.layer`) over a test database with the demo corpus, the `demo` workspace with its owner,
- * the records the examples name and the key; and the HTTP surface of `groups` on a listening server.
+ * Every domain (`App.layer`) over a test database with the demo corpus (a copy of the run's prepared one), the
+ * `demo` workspace with its owner, the records the examples name and the key; and the HTTP surface of `groups` on a
+ * listening server.
  */
 const served = (target: TestDatabase.TestDatabaseTarget, groups: ReadonlyArray<Operation.Group<Fixture.Requirements>>) => {
   const prepared = Layer.effect(
     Scan,
     Effect.gen(function*() {
-      yield* DemoCorpus.loadAndPublish
       const accounts = yield* Accounts.Accounts
       const workspace = yield* accounts.createWorkspace({ slug: WorkspaceSlug.make("demo"), name: "demo" })
       const owner = yield* Fixture.seed(workspace)
@@ -53,7 +53,8 @@ const served = (target: TestDatabase.TestDatabaseTarget, groups: ReadonlyArray<O
     Layer.provide(HttpLayer.layer(groups)),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
   )
-  return Layer.mergeAll(server, prepared).pipe(Layer.provideMerge(App.layer(target.layer, Crypto.layerTest)), Layer.orDie)
+  const domain = App.layer(TestDatabase.prepared(target, DemoSnapshot.over(App.migrations)), Crypto.layerTest, Fixture.appOptions)
+  return Layer.mergeAll(server, prepared).pipe(Layer.provideMerge(domain), Layer.orDie)
 }
 
 /** A query-string value as a user would type it. */

@@ -18,8 +18,8 @@ import { WorkspaceSlug } from "@service/core/Ids"
 import type * as Operation from "@service/core/Operation"
 import * as HttpLayer from "@service/http/HttpLayer"
 import { forbiddenValues } from "@service/market-contract/ProjectionAudit"
-import * as DemoCorpus from "@service/market-warehouse/DemoCorpus"
-import type * as TestDatabase from "@service/storage/TestDatabase"
+import * as DemoSnapshot from "@service/market-warehouse/DemoSnapshot"
+import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
@@ -35,13 +35,12 @@ import * as Run from "./Run.js"
 export const KEY = "svc_key_cli_conformance_0123456789abcdef"
 
 /**
- * Every service of the application over a migrated test database, with the demo corpus, the workspace's
- * owner, the records the examples name, and the key.
+ * Every service of the application over a migrated test database, with the demo corpus (a copy of the run's
+ * prepared one), the workspace's owner, the records the examples name, and the key.
  */
 export const domain = (target: TestDatabase.TestDatabaseTarget, groups: ReadonlyArray<Operation.Group<Fixture.Requirements>>) =>
   Layer.effectDiscard(
     Effect.gen(function*() {
-      yield* DemoCorpus.loadAndPublish
       const accounts = yield* Accounts.Accounts
       const workspace = yield* accounts.createWorkspace({ slug: WorkspaceSlug.make("demo"), name: "demo" })
       const owner = yield* Fixture.seed(workspace)
@@ -54,7 +53,7 @@ export const domain = (target: TestDatabase.TestDatabaseTarget, groups: Readonly
         secret: Redacted.make(KEY)
       })
     }).pipe(Effect.orDie)
-  ).pipe(Layer.provideMerge(App.layer(target.layer, Crypto.layerTest)), Layer.orDie)
+  ).pipe(Layer.provideMerge(App.layer(TestDatabase.prepared(target, DemoSnapshot.over(App.migrations)), Crypto.layerTest, Fixture.appOptions)), Layer.orDie)
 
 /**
  * The HTTP surface of `groups` on a listening server. Idle connections outlive the client's (undici keeps

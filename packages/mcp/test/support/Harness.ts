@@ -1,8 +1,8 @@
 /**
  * The conformance harness for MCP: the groups given (declared and twins) served by the web handler over
- * every domain of the application (`App.layer`) on a test database with the demo corpus, and an official
- * client doing the connecting, in process, as the owner of a workspace with the records the examples name
- * and every scope the groups accept.
+ * every domain of the application (`App.layer`) on a test database with the demo corpus (a copy of the run's
+ * prepared one), and an official client doing the connecting, in process, as the owner of a workspace with the
+ * records the examples name and every scope the groups accept.
  */
 import * as App from "@service/app/App"
 import * as Conformance from "@service/conformance"
@@ -13,8 +13,8 @@ import { CredentialId, WorkspaceSlug } from "@service/core/Ids"
 import * as Operation from "@service/core/Operation"
 import { Principal } from "@service/core/Principal"
 import { forbiddenValues } from "@service/market-contract/ProjectionAudit"
-import * as DemoCorpus from "@service/market-warehouse/DemoCorpus"
-import type * as TestDatabase from "@service/storage/TestDatabase"
+import * as DemoSnapshot from "@service/market-warehouse/DemoSnapshot"
+import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -69,7 +69,6 @@ export const harness = (target: TestDatabase.TestDatabaseTarget, generation: Gen
       }
     })
   ).pipe(
-    Layer.provide(Layer.effectDiscard(Effect.orDie(DemoCorpus.loadAndPublish))),
-    Layer.provideMerge(App.layer(target.layer, Crypto.layerTest)),
+    Layer.provideMerge(App.layer(TestDatabase.prepared(target, DemoSnapshot.over(App.migrations)), Crypto.layerTest, Fixture.appOptions)),
     Layer.orDie
   )
