@@ -190,12 +190,36 @@ const prepareOver = <A, E>(database: Layer.Layer<A | Database.DatabaseServices>,
     Layer.orDie
   )
 
+const STALE_LOCK_MILLIS = 10 * 60_000
+
+/**
+ * Runs `build` unless `ready` says it is done, one test process at a time per `lock` file: the others wait for
+ * the first to finish instead of building the same snapshot at once. A lock older than ten minutes is left by a
+ * process that died and is taken over.
+ */
+const onceAcrossProcesses = <A>(lock: string, ready: Effect.Effect<Option.Option<A>>, build: Effect.Effect<A>): Effect.Effect<A> =>
+  Effect.gen(function*() {
+    while (true) {
+      const done = yield* ready
+      if (Option.isSome(done)) return done.value
+      const taken = yield* Effect.promise(() => NodeFs.open(lock, "wx").then((handle) => handle.close().then(() => true), () => false))
+      if (taken) {
+        return yield* Effect.flatMap(ready, Option.match({ onSome: Effect.succeed, onNone: () => build })).pipe(
+          Effect.ensuring(Effect.promise(() => NodeFs.rm(lock, { force: true })))
+        )
+      }
+      const age = yield* Effect.promise(() => NodeFs.stat(lock).then((stat) => Date.now() - stat.mtimeMs, () => 0))
+      if (age > STALE_LOCK_MILLIS) yield* Effect.promise(() => NodeFs.rm(lock, { force: true }))
+      else yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 200)))
+    }
+  })
+
 const preparedPglite = <E>(folder: string, snapshot: Snapshot<E>): Layer.Layer<Database.DatabaseServices> =>
   Layer.unwrapEffect(
     Effect.gen(function*() {
       const file = NodePath.join(folder, `${snapshotName(snapshot)}.tar`)
-      const existing = yield* Effect.promise(() => NodeFs.readFile(file).then((bytes) => new Uint8Array(bytes), () => undefined))
-      const dump = existing ?? (yield* isolated(
+      const existing = Effect.promise(() => NodeFs.readFile(file).then((bytes) => Option.some(new Uint8Array(bytes)), () => Option.none()))
+      const dump = yield* onceAcrossProcesses(`${file}.lock`, existing, isolated(
         Effect.gen(function*() {
           const context = yield* Layer.build(prepareOver(Database.layerPgliteFromDump().pipe(Layer.orDie), snapshot))
           const bytes = yield* Context.get(context, Database.PgliteDump).pipe(Effect.orDie)
@@ -217,13 +241,18 @@ const preparedPostgres = <E>(
   Layer.unwrapEffect(
     Effect.gen(function*() {
       const template = `${templatePrefix(folder)}_${snapshotName(snapshot)}`
-      yield* isolated(
+      const exists = isolated(
         Effect.gen(function*() {
           const admin = yield* PgClient.make({ url: adminUrl, maxConnections: 1 })
           const found = yield* admin`SELECT 1 FROM pg_database WHERE datname = ${template}`
-          if (found.length > 0) return
-          // Built under a name of its own and renamed, so a copy never starts from half a database; when a
-          // parallel file renamed first, this build is dropped and theirs is used.
+          return found.length > 0 ? Option.some(true) : Option.none()
+        }).pipe(Effect.scoped, Effect.provide(Reactivity.layer), Effect.orDie)
+      )
+      yield* onceAcrossProcesses(NodePath.join(folder, `${template}.lock`), exists, isolated(
+        Effect.gen(function*() {
+          const admin = yield* PgClient.make({ url: adminUrl, maxConnections: 1 })
+          // Built under a name of its own and renamed, so a copy never starts from half a database (and a process
+          // that took over a stale lock and renamed first wins: this build is dropped and theirs is used).
           const build = randomName(`${template}_b`).slice(0, 63)
           yield* admin`CREATE DATABASE ${admin(build)}`
           yield* Layer.build(
@@ -232,8 +261,9 @@ const preparedPostgres = <E>(
           yield* admin`ALTER DATABASE ${admin(build)} RENAME TO ${admin(template)}`.pipe(
             Effect.catchAll(() => admin`DROP DATABASE IF EXISTS ${admin(build)} WITH (FORCE)`)
           )
+          return true
         }).pipe(Effect.scoped, Effect.provide(Reactivity.layer), Effect.orDie)
-      )
+      ))
       return postgresDatabase(adminUrl, template)
     })
   )

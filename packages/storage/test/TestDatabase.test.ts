@@ -83,6 +83,15 @@ describe("TestDatabase.prepared", () => {
         assert.strictEqual(preparedTimes - before, 2)
       })), { timeout: 120_000 })
 
+    it.live(`two callers at once: one prepares, the other waits for it on ${target.name}`, () =>
+      withFolder(Effect.gen(function*() {
+        const key = `together-${target.name}-${Math.random().toString(36).slice(2)}`
+        const before = preparedTimes
+        const [a, b] = yield* Effect.all([useCopy(target, key, "a"), useCopy(target, key, "b")], { concurrency: 2 })
+        assert.deepStrictEqual([a, b], [["a", "prepared"], ["b", "prepared"]])
+        assert.strictEqual(preparedTimes - before, 1)
+      })), { timeout: 120_000 })
+
     it.live(`without a folder, prepares each database itself on ${target.name}`, () =>
       Effect.gen(function*() {
         const before = preparedTimes
