@@ -17,6 +17,7 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { type DoorRefusal, refuse, statusOf } from "@service/door/DoorRefusal"
 import { Delivery } from "@service/events/Delivery"
+import { SavedSearches } from "@service/market-contract/SavedSearches"
 import { Intake, MAX_BODY_BYTES, type Receipt } from "@service/door/Intake"
 import * as RateLimiter from "@service/core/RateLimiter"
 import * as BodyReader from "@service/http/BodyReader"
@@ -111,7 +112,9 @@ export const worker = Layer.scopedDiscard(
     const delivery = yield* Delivery
     const name = `server-${hostname()}-${process.pid}`
     yield* Effect.forkScoped(intake.work(name))
-    // The same worker sends the catalog events Destinations and MCP subscriptions are waiting for.
+    // The same worker sends the catalog events Destinations and MCP subscriptions are waiting for, and compares
+    // saved searches with each new publication.
     yield* Effect.forkScoped(delivery.process(name))
+    yield* Effect.forkScoped((yield* SavedSearches).watch)
   }).pipe(Effect.orDie)
 )

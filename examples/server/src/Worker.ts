@@ -1,5 +1,6 @@
 /**
- * `npm run worker`: a process that only applies stored Arrivals to the CRM and sends outgoing deliveries, next
+ * `npm run worker`: a process that only applies stored Arrivals to the CRM, sends outgoing deliveries and compares
+ * saved searches with new publications, next
  * to API nodes started with `SERVICE_EMBEDDED_WORKER=false`, all against one PostgreSQL (docs/decisions/0055).
  *
  * - It needs `DATABASE_URL`: PGlite is one process's database, so there the server's embedded worker is the
@@ -19,6 +20,7 @@ import * as App from "@service/app/App"
 import * as LocalKeys from "@service/core/LocalKeys"
 import { Intake } from "@service/door/Intake"
 import { Delivery } from "@service/events/Delivery"
+import { SavedSearches } from "@service/market-contract/SavedSearches"
 import * as Database from "@service/storage/Database"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
@@ -113,6 +115,8 @@ export const run = (options: Settings) =>
     yield* Effect.logInfo(`Worker ${options.name} is applying Arrivals and sending deliveries`)
     // Outgoing deliveries ride the same process: claimed on their own queue, sent with their own concurrency.
     yield* Effect.forkScoped((yield* Delivery).process(options.name, options.idle))
+    // So do saved searches: compared with each new publication, each alert recorded once whichever worker finds it.
+    yield* Effect.forkScoped((yield* SavedSearches).watch)
     return yield* Effect.forever(
       Effect.flatMap(intake.drain(options.name), (attempts) =>
         attempts === 0 ? Effect.sleep(options.idle) : Ref.update(total, (n) => n + attempts))

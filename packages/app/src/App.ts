@@ -13,6 +13,7 @@ import * as DoorBundle from "@service/door/DoorBundle"
 import * as AddressGuard from "@service/events/AddressGuard"
 import * as EventsBundle from "@service/events/EventsBundle"
 import * as MarketBundle from "@service/market-contract/MarketBundle"
+import * as SavedSearchBundle from "@service/market-contract/SavedSearchBundle"
 import type * as Database from "@service/storage/Database"
 import * as Migrations from "@service/storage/Migrations"
 import * as TopicsBundle from "@service/topics/TopicsBundle"
@@ -24,7 +25,14 @@ import * as Layer from "effect/Layer"
  *
  * @since 0.1.0 @category bundles
  */
-export const bundles = [CoreBundle.bundle, MarketBundle.bundle, EventsBundle.bundle, DoorBundle.bundle, TopicsBundle.bundle] as const
+export const bundles = [
+  CoreBundle.bundle,
+  MarketBundle.bundle,
+  EventsBundle.bundle,
+  SavedSearchBundle.bundle,
+  DoorBundle.bundle,
+  TopicsBundle.bundle
+] as const
 
 /** The folded types of a list of bundles: what they provide, how they fail, what they still need. */
 type Fold<Bs, S, E, D, R> = Bs extends readonly [infer H, ...infer T]

@@ -260,7 +260,7 @@ describe("CloudEvent", () => {
     })
 
     it("refuses the events only the service records (a circuit breaker's) as intake", () => {
-      for (const type of ["destination.paused", "destination.resumed"]) {
+      for (const type of ["destination.paused", "destination.resumed", "search.matched"]) {
         assert.include(detailOf(parseText(event({ type }))), `"${type}" is recorded by the service itself and is not accepted at the door`)
       }
     })

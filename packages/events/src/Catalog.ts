@@ -1,5 +1,5 @@
 /**
- * The catalog of sixteen events: what the ledger records, what the door accepts as a CloudEvent `type`, and
+ * The catalog of seventeen events: what the ledger records, what the door accepts as a CloudEvent `type`, and
  * what an MCP client or a Destination can subscribe to. Each event has a name, a description, its delivery
  * modes, the schema of its subscription arguments and the schema of its payload. No payload carries an email
  * address or a phone number: those identify a person at intake and stay in the CRM
@@ -80,6 +80,19 @@ const DestinationPayload = Schema.Struct({
   })
 })
 
+const SearchMatchedPayload = Schema.Struct({
+  ...Common,
+  saved_search_id: Id,
+  name: Schema.String,
+  kind: Schema.Literal("opportunities", "awards", "risks"),
+  publication: Id.annotations({ description: "The publication that added the records." }),
+  added: Schema.Number.annotations({ description: "How many matching records it added." }),
+  record_refs: Schema.Array(Schema.String).annotations({
+    description: "record_refs of up to 20 added records, for get_opportunity, get_supplier_history or search."
+  }),
+  complete: Schema.Boolean.annotations({ description: "False when the search matches more records than are compared (1,000)." })
+})
+
 /**
  * One catalog event.
  *
@@ -102,8 +115,8 @@ const event = (name: string, description: string, payload: Schema.Schema.AnyNoCo
 })
 
 /**
- * The sixteen events, in the order `events/list` gives them: the spec's fourteen, then the two a circuit breaker
- * records (decision 0061).
+ * The seventeen events, in the order `events/list` gives them: the spec's fourteen, then the two a circuit breaker
+ * records (decision 0061) and the saved searches' alert (decision 0062).
  *
  * @since 0.1.0 @category catalog
  */
@@ -127,15 +140,21 @@ export const events: ReadonlyArray<CatalogEvent> = [
     "A subscription or Destination failed for long enough that its circuit opened: its deliveries wait, one is tried every hour, and the first that succeeds resumes it.",
     DestinationPayload
   ),
-  event("destination.resumed", "A paused subscription or Destination answered again: its waiting deliveries go out.", DestinationPayload)
+  event("destination.resumed", "A paused subscription or Destination answered again: its waiting deliveries go out.", DestinationPayload),
+  event(
+    "search.matched",
+    "A new market-data publication added records matching a saved search (opportunities, awards or risk marks); subscribe with subject saved_search/<id> for one.",
+    SearchMatchedPayload
+  )
 ]
 
 /**
- * The events only the service records (a circuit opening or closing): the door refuses them as intake.
+ * The events only the service records (a circuit opening or closing, a saved search matching): the door refuses
+ * them as intake.
  *
  * @since 0.1.0 @category catalog
  */
-export const serviceOnly: ReadonlyArray<string> = ["destination.paused", "destination.resumed"]
+export const serviceOnly: ReadonlyArray<string> = ["destination.paused", "destination.resumed", "search.matched"]
 
 /** @since 0.1.0 @category catalog */
 export const names: ReadonlyArray<string> = events.map((e) => e.name)
