@@ -193,6 +193,18 @@ export const make = (options?: Options) =>
         ON CONFLICT (delivery_id, attempt) DO UPDATE SET status = EXCLUDED.status, latency_ms = EXCLUDED.latency_ms,
           result = EXCLUDED.result, error = EXCLUDED.error, next_attempt_at = EXCLUDED.next_attempt_at`.pipe(Effect.orDie)
 
+    /** Logs a final attempt and settles its delivery in one statement (one commit: the worker's hot path). */
+    const logAndSettle = (input: Parameters<typeof logAttempt>[0], outcome: Outcome) =>
+      sql`WITH logged AS (
+          INSERT INTO events.delivery_attempts (delivery_id, attempt, destination_id, started_at, status, latency_ms, result, error, next_attempt_at)
+          VALUES (${input.claim.id}, ${input.claim.attempt}, ${input.destinationId}, ${iso(input.started)}::timestamptz, ${input.status},
+            ${input.latencyMs}, ${input.result}, ${input.error}, NULL)
+          ON CONFLICT (delivery_id, attempt) DO UPDATE SET status = EXCLUDED.status, latency_ms = EXCLUDED.latency_ms,
+            result = EXCLUDED.result, error = EXCLUDED.error, next_attempt_at = NULL
+          RETURNING delivery_id)
+        UPDATE events.deliveries SET outcome = ${outcome}, settled_at = ${iso(input.started + input.latencyMs)}::timestamptz
+        WHERE id = (SELECT delivery_id FROM logged)`.pipe(Effect.orDie)
+
     /** Records a circuit's change in the ledger, where its owner's subscriptions hear of it. */
     const recordCircuit = (name: "destination.paused" | "destination.resumed", destinationId: string, at: number, rows: ReadonlyArray<unknown>) =>
       Effect.gen(function*() {
@@ -314,31 +326,30 @@ export const make = (options?: Options) =>
 
         switch (outcome._tag) {
           case "Delivered": {
-            yield* logAttempt({ ...attempt, status: outcome.status, result: "delivered", error: null, next: null })
-            if (due.state === "paused") yield* resume(due.destination_id, ended)
-            else {
-              yield* sql`UPDATE events.destinations SET last_delivery_at = ${iso(ended)}::timestamptz, consecutive_failures = 0,
-                  failing_since = NULL, last_error = NULL WHERE id = ${due.destination_id}`.pipe(Effect.orDie)
-            }
-            return yield* settle(claim.id, "delivered")
+            yield* logAndSettle({ ...attempt, status: outcome.status, result: "delivered", error: null, next: null }, "delivered")
+            if (due.state === "paused") return yield* resume(due.destination_id, ended)
+            // The Destination's row is written only when it changes (or a second later): every delivery to one busy
+            // receiver would otherwise queue on that row.
+            return yield* sql`UPDATE events.destinations SET last_delivery_at = ${iso(ended)}::timestamptz, consecutive_failures = 0,
+                failing_since = NULL, last_error = NULL
+              WHERE id = ${due.destination_id} AND (consecutive_failures > 0 OR last_error IS NOT NULL OR last_delivery_at IS NULL
+                OR last_delivery_at < ${iso(ended - 1000)}::timestamptz)`.pipe(Effect.asVoid, Effect.orDie)
           }
           case "Gone": {
-            yield* logAttempt({ ...attempt, status: 410, result: "gone", error: null, next: null })
+            yield* logAndSettle({ ...attempt, status: 410, result: "gone", error: null, next: null }, "gone")
             // 410 is the receiver saying it wants nothing more: the Destination is disabled until renewed.
-            yield* sql`UPDATE events.destinations SET state = 'disabled', state_reason = 'the receiver answered 410 Gone',
+            return yield* sql`UPDATE events.destinations SET state = 'disabled', state_reason = 'the receiver answered 410 Gone',
                 state_at = ${iso(ended)}::timestamptz, updated_at = ${iso(ended)}::timestamptz
-              WHERE id = ${due.destination_id} AND state IN ('active', 'paused')`.pipe(Effect.orDie)
-            return yield* settle(claim.id, "gone")
+              WHERE id = ${due.destination_id} AND state IN ('active', 'paused')`.pipe(Effect.asVoid, Effect.orDie)
           }
           case "TooLarge": {
-            yield* logAttempt({
+            return yield* logAndSettle({
               ...attempt,
               status: sent ? 413 : null,
               result: "too_large",
               error: sent ? null : `the event is over ${WebhookPost.MAX_BODY_BYTES} bytes; nothing was sent`,
               next: null
-            })
-            return yield* settle(claim.id, "too_large")
+            }, "too_large")
           }
           case "RetryLater":
           case "Rejected": {
