@@ -3,8 +3,8 @@
  * the events capability, lists the catalog, subscribes with a receiver on loopback (which passes the challenge),
  * and receives signed events from the server's embedded worker; the signatures verify with the Standard
  * Webhooks reference package. Then 410 (disabled), renewal with a new secret (re-enabled, both secrets sign),
- * 413 (that event dropped, the next delivered), unsubscribe (nothing more), and the refusals. One server and
- * one receiver per database target.
+ * 413 (that event dropped, the next delivered), unsubscribe (nothing more), the refusals, and a saved search's
+ * alert after a publication. One server and one receiver per database target.
  */
 import { assert, layer } from "@effect/vitest"
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client"
@@ -15,6 +15,8 @@ import * as App from "@service/app/App"
 import * as Accounts from "@service/core/Accounts"
 import { Crypto } from "@service/core/Crypto"
 import * as AddressGuard from "@service/events/AddressGuard"
+import * as SavedSearches from "@service/market-contract/SavedSearches"
+import * as DemoCorpus from "@service/market-warehouse/DemoCorpus"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -361,6 +363,46 @@ for (const target of TestDatabase.targets()) {
         )
         const tools = yield* Effect.promise(() => legacy.listTools())
         assert.isTrue(tools.tools.some((t) => t.name === "service_topics_search"))
+      }), 0)
+
+    it.scoped("a saved search alerts its subscriber: a publication adding GACM tenders arrives as a signed search.matched", () =>
+      Effect.gen(function*() {
+        const hook = yield* ReceiverService
+        const { port } = yield* Running
+        const agent = yield* connect({ authorization: `Bearer ${BEARER}` })
+        const publish = (names: ReadonlyArray<string>) =>
+          DemoCorpus.loadAndPublishWhere((file) => names.some((name) => file.path.includes(name))).pipe(
+            Effect.map(({ publication }) => publication.snapshotId),
+            Effect.orDie
+          )
+        yield* publish(["ocds_gacm_naicm_records"])
+
+        // The owner saves the search over REST; the agent subscribes to its alert through MCP.
+        const saved = yield* rest(port, "POST", "/api/v1/workspaces/demo/saved-searches", { "x-api-key": OWNER_KEY, "content-type": "application/json" }, JSON.stringify({ name: "GACM tenders", kind: "opportunities", criteria: { buyer: "GACM" } }))
+        assert.strictEqual(saved.status, 200, saved.text)
+        const { id } = Schema.decodeUnknownSync(Schema.parseJson(Schema.Struct({ id: Schema.String })))(saved.text)
+        const key = secret()
+        const url = hook.url.replace("/hooks/events", "/hooks/search")
+        yield* request(agent, "events/subscribe", { name: "search.matched", arguments: { subject: `saved_search/${id}` }, delivery: { mode: "webhook", url, secret: key }, cursor: null }, Subscribed)
+
+        // A publication that adds GACM records; the workers compare saved searches with it (run here at once rather
+        // than wait for SERVICE_SEARCH_ALERTS_EVERY; the embedded worker's own round may come first, and either way
+        // the alert is recorded once) and the embedded worker delivers the alert.
+        const second = yield* publish(["ocds_gacm_naicm_records", "ocds_gacm_naicm_releases", "compranet_contratos_2015"])
+        yield* (yield* SavedSearches.SavedSearches).check
+        const isAlert = (r: Received) => r.body.includes("\"search.matched\"")
+        for (let i = 0; i < 1200 && !hook.received.some(isAlert); i++) yield* Effect.sleep(Duration.millis(100))
+        const alert = hook.received.find(isAlert)
+        if (alert === undefined) return assert.fail("no search.matched delivery")
+        new Webhook(key).verify(alert.body, headersOf(alert))
+        const body = Schema.decodeUnknownSync(Schema.parseJson(Schema.Struct({
+          name: Schema.Literal("search.matched"),
+          data: Schema.Struct({ saved_search_id: Schema.String, publication: Schema.String, added: Schema.Number, record_refs: Schema.Array(Schema.String) })
+        })))(alert.body)
+        assert.deepStrictEqual([body.data.saved_search_id, body.data.publication], [id, second])
+        assert.isAbove(body.data.added, 0)
+        assert.strictEqual(body.data.record_refs.length, Math.min(body.data.added, 20))
+        assert.strictEqual(hook.received.filter(isAlert).length, 1)
       }), 0)
   })
 }

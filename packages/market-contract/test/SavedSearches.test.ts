@@ -7,12 +7,8 @@ import { Principal } from "@service/core/Principal"
 import * as RequestContext from "@service/core/RequestContext"
 import * as EventLedger from "@service/events/EventLedger"
 import * as EventsMigrations from "@service/events/EventsMigrations"
-import * as Catalogs from "@service/market-warehouse/Catalogs"
-import { Corpus } from "@service/market-warehouse/Corpus"
 import * as DemoCorpus from "@service/market-warehouse/DemoCorpus"
-import { loadFile } from "@service/market-warehouse/Loader"
 import * as MarketMigrations from "@service/market-warehouse/MarketMigrations"
-import * as Parsers from "@service/market-warehouse/Parsers"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -25,20 +21,12 @@ import * as SavedSearchMigrations from "../src/SavedSearchMigrations.js"
 
 const migrations = [CoreMigrations.migrations, MarketMigrations.migrations, EventsMigrations.migrations, SavedSearchMigrations.migrations]
 
-/** Publishes a new snapshot holding only the demo files whose names contain one of `names`. */
+/** Publishes a new snapshot holding only the demo files whose paths contain one of `names`; its snapshot id. */
 const publishFiles = (names: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    const corpus = yield* Corpus
-    yield* Catalogs.ensureLoaded
-    const snapshotId = yield* corpus.beginSnapshot({ base: "empty" })
-    for (const file of DemoCorpus.files.filter((f) => names.some((name) => f.path.includes(name)))) {
-      const parser = Parsers.byKind(file.kind)
-      if (parser === undefined || file.retrievedOn === undefined) return yield* Effect.dieMessage(`cannot load ${file.path}`)
-      yield* loadFile(parser, `${DemoCorpus.dataDirectory}${file.path}`, { snapshotId, retrievedOn: file.retrievedOn })
-    }
-    yield* corpus.publish(snapshotId)
-    return snapshotId
-  }).pipe(Effect.orDie)
+  DemoCorpus.loadAndPublishWhere((file) => names.some((name) => file.path.includes(name))).pipe(
+    Effect.map(({ publication }) => publication.snapshotId),
+    Effect.orDie
+  )
 
 /** The distinct records (fingerprints) the search matches now, every page. */
 const matching = (input: Opportunities.SearchOpportunitiesInput) =>

@@ -52,19 +52,20 @@ export const files: ReadonlyArray<{ readonly kind: string; readonly path: string
 ]
 
 /**
- * Loads every demo file into a new snapshot (with the reference catalogs) and publishes it.
+ * Loads the demo files `keep` selects into a new snapshot (with the reference catalogs) and publishes it: a smaller
+ * publication, or one that adds records to an earlier one (saved-search alerts are tested this way).
  *
  * @since 0.1.0 @category loaders
  */
-export const loadAndPublish: Effect.Effect<
+export const loadAndPublishWhere = (keep: (file: (typeof files)[number]) => boolean): Effect.Effect<
   { readonly publication: Publication; readonly reports: ReadonlyArray<LoadReport> },
   LoadFailed | SnapshotNotLoading,
   SqlClient.SqlClient | Corpus | Crypto
-> = Effect.gen(function*() {
+> => Effect.gen(function*() {
   const corpus = yield* Corpus
   yield* Catalogs.ensureLoaded
   const snapshotId = yield* corpus.beginSnapshot({ base: "empty" })
-  const reports = yield* Effect.forEach(files, (file) =>
+  const reports = yield* Effect.forEach(files.filter(keep), (file) =>
     Effect.gen(function*() {
       const parser = Parsers.byKind(file.kind)
       if (parser === undefined) return yield* new LoadFailed({ file: file.path, reason: `no parser for ${file.kind}` })
@@ -79,6 +80,17 @@ export const loadAndPublish: Effect.Effect<
   const publication = yield* corpus.publish(snapshotId)
   return { publication, reports }
 })
+
+/**
+ * Loads every demo file into a new snapshot (with the reference catalogs) and publishes it.
+ *
+ * @since 0.1.0 @category loaders
+ */
+export const loadAndPublish: Effect.Effect<
+  { readonly publication: Publication; readonly reports: ReadonlyArray<LoadReport> },
+  LoadFailed | SnapshotNotLoading,
+  SqlClient.SqlClient | Corpus | Crypto
+> = loadAndPublishWhere(() => true)
 
 /**
  * Loads and publishes the demo corpus only when nothing is published yet.
