@@ -3,8 +3,9 @@
  * the events capability, lists the catalog, subscribes with a receiver on loopback (which passes the challenge),
  * and receives signed events from the server's embedded worker; the signatures verify with the Standard
  * Webhooks reference package. Then 410 (disabled), renewal with a new secret (re-enabled, both secrets sign),
- * 413 (that event dropped, the next delivered), unsubscribe (nothing more), the refusals, and a saved search's
- * alert after a publication. One server and one receiver per database target.
+ * 413 (that event dropped, the next delivered), unsubscribe (nothing more), the ttl (clamped, then elapsed), a
+ * receiver that does not answer (retried after 10 s), the refusals, and a saved search's alert after a
+ * publication. One server and one receiver per database target.
  */
 import { assert, layer } from "@effect/vitest"
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client"
@@ -69,6 +70,8 @@ interface Receiver {
   readonly received: Array<Received>
   /** The status deliveries get (verification challenges are always echoed). */
   status: number
+  /** Deliveries to addresses ending in one of these paths get no answer at all (a receiver that hangs). */
+  readonly hanging: Set<string>
 }
 
 class ReceiverService extends Context.Tag("Receiver")<ReceiverService, Receiver>() {}
@@ -77,7 +80,7 @@ const receiver = Layer.scoped(
   ReceiverService,
   Effect.acquireRelease(
     Effect.async<{ readonly receiver: Receiver; readonly close: () => void }>((resume) => {
-      const state: Receiver = { url: "", received: [], status: 200 }
+      const state: Receiver = { url: "", received: [], status: 200, hanging: new Set() }
       const server = createServer((request, response) => {
         const chunks: Array<Buffer> = []
         request.on("data", (chunk: Buffer) => chunks.push(chunk))
@@ -89,6 +92,7 @@ const receiver = Layer.scoped(
             return
           }
           state.received.push({ headers: request.headers, body })
+          if (state.hanging.has(request.url ?? "")) return
           response.writeHead(state.status).end()
         })
       })
@@ -364,6 +368,58 @@ for (const target of TestDatabase.targets()) {
         const tools = yield* Effect.promise(() => legacy.listTools())
         assert.isTrue(tools.tools.some((t) => t.name === "service_topics_search"))
       }), 0)
+
+    it.scoped("ttl through the MCP client: clamped to an hour, null is 30 days, nothing after it elapses; no answer in 10 s is retried", () =>
+      Effect.gen(function*() {
+        const hook = yield* ReceiverService
+        const sql = yield* SqlClient.SqlClient
+        const agent = yield* connect({ authorization: `Bearer ${BEARER}` })
+        const at = (path: string) => hook.url.replace("/hooks/events", path)
+        const subscribe = (name: string, url: string, ttlMs: number | null) =>
+          request(agent, "events/subscribe", { name, arguments: {}, delivery: { mode: "webhook", url, secret: secret() }, cursor: null, ttlMs }, Subscribed)
+
+        // A second is clamped to an hour; null is 30 days.
+        const short = yield* subscribe("topic.proposed", at("/hooks/ttl"), 1000)
+        const hour = Date.parse(short.refreshBefore) - Date.now()
+        assert.isTrue(hour > 3_600_000 - 60_000 && hour <= 3_600_000, String(hour))
+        const long = yield* subscribe("topic.proposed", at("/hooks/ttl-long"), null)
+        const month = Date.parse(long.refreshBefore) - Date.now()
+        assert.isTrue(month > Duration.toMillis(Duration.days(30)) - 60_000 && month <= Duration.toMillis(Duration.days(30)), String(month))
+        yield* request(agent, "events/unsubscribe", { name: "topic.proposed", arguments: {}, delivery: { url: at("/hooks/ttl-long") } }, Empty)
+
+        // The hour passes (its expiry moved to the past rather than waited for): the next event is not scheduled
+        // for it, and the subscriptions read says expired.
+        yield* sql`UPDATE events.destinations SET expires_at = ${new Date(Date.now() - 1000).toISOString()}::timestamptz WHERE id = ${short.id}`
+        yield* propose("Expense policy")
+        const scheduled = yield* sql`SELECT count(*)::int AS n FROM events.deliveries WHERE destination_id = ${short.id}`
+        assert.strictEqual(Number(scheduled[0]?.["n"]), 0)
+        const listed = yield* Effect.promise(() => agent.callTool({ name: "service_events_subscriptions", arguments: {} }))
+        const Views = Schema.Struct({ subscriptions: Schema.Array(Schema.Struct({ id: Schema.String, state: Schema.String })) })
+        const views = Schema.decodeUnknownSync(Views)(listed.structuredContent)
+        assert.strictEqual(views.subscriptions.find((v) => v.id === short.id)?.state, "expired")
+
+        // A receiver that does not answer: the attempt ends after 10 seconds and is retried 5 seconds later, under
+        // the same webhook-id.
+        hook.hanging.add("/hooks/slow")
+        const slow = yield* subscribe("topic.approved", at("/hooks/slow"), null)
+        const topicId = yield* propose("Hanging policy")
+        const approved = yield* rest((yield* Running).port, "POST", `/api/v1/workspaces/demo/topics/${topicId}/approve`, { "x-api-key": OWNER_KEY, "content-type": "application/json" }, "{}")
+        assert.strictEqual(approved.status, 200, approved.text)
+        const toSlow = () => hook.received.filter((r) => r.headers["x-mcp-subscription-id"] === slow.id)
+        for (let i = 0; i < 600 && toSlow().length < 1; i++) yield* Effect.sleep(Duration.millis(100))
+        hook.hanging.delete("/hooks/slow")
+        for (let i = 0; i < 600 && toSlow().length < 2; i++) yield* Effect.sleep(Duration.millis(100))
+        const [hung, retried] = toSlow()
+        assert.isDefined(retried, "the attempt that got no answer was retried")
+        assert.strictEqual(retried?.headers["webhook-id"], hung?.headers["webhook-id"])
+        const waited = Number(retried?.headers["webhook-timestamp"]) - Number(hung?.headers["webhook-timestamp"])
+        assert.isAtLeast(waited, 14, "10 s without an answer, then the schedule's 5 s")
+        // The log has both attempts once the second is written (just after its answer).
+        const results = sql`SELECT a.result FROM events.delivery_attempts a JOIN events.deliveries d ON d.id = a.delivery_id
+          WHERE d.destination_id = ${slow.id} ORDER BY a.attempt`.pipe(Effect.map((rows) => rows.map((row) => String(row["result"]))))
+        for (let i = 0; i < 100 && (yield* results).length < 2; i++) yield* Effect.sleep(Duration.millis(100))
+        assert.deepStrictEqual(yield* results, ["timeout", "delivered"])
+      }).pipe(Effect.orDie), 0)
 
     it.scoped("a saved search alerts its subscriber: a publication adding GACM tenders arrives as a signed search.matched", () =>
       Effect.gen(function*() {

@@ -9,6 +9,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -128,18 +129,24 @@ const decodeCursor = Schema.decodeUnknownOption(Cursor)
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
-  const view = ({ url, ...row }: typeof DestinationRow.Type): DestinationView => ({ ...row, address: originOf(url) })
+  // A ttl that elapsed is not written to the row (nothing runs at that instant): a read says so itself.
+  const view = (now: number) => ({ url, ...row }: typeof DestinationRow.Type): DestinationView =>
+    (row.state === "active" || row.state === "paused") && row.expires_at !== null && Date.parse(row.expires_at) <= now
+      ? { ...row, state: "expired", state_reason: `its ttl elapsed at ${row.expires_at}; subscribe again to renew it`, address: originOf(url) }
+      : { ...row, address: originOf(url) }
 
   const destinations = (workspaceId: string) =>
-    sql`SELECT ${sql.literal(destinationColumns)} FROM events.destinations x WHERE x.workspace_id = ${workspaceId}
-      ORDER BY x.created_at DESC, x.id`.pipe(Effect.flatMap(decodeDestinations), Effect.map((rows) => rows.map(view)), Effect.orDie)
+    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      sql`SELECT ${sql.literal(destinationColumns)} FROM events.destinations x WHERE x.workspace_id = ${workspaceId}
+        ORDER BY x.created_at DESC, x.id`.pipe(Effect.flatMap(decodeDestinations), Effect.map((rows) => rows.map(view(now))), Effect.orDie))
 
   const destination = (workspaceId: string, id: string) =>
-    sql`SELECT ${sql.literal(destinationColumns)} FROM events.destinations x WHERE x.workspace_id = ${workspaceId} AND x.id = ${id}`.pipe(
-      Effect.flatMap(decodeDestinations),
-      Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), view)),
-      Effect.orDie
-    )
+    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      sql`SELECT ${sql.literal(destinationColumns)} FROM events.destinations x WHERE x.workspace_id = ${workspaceId} AND x.id = ${id}`.pipe(
+        Effect.flatMap(decodeDestinations),
+        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), view(now))),
+        Effect.orDie
+      ))
 
   const deliveries = (input: {
     readonly workspaceId: string
