@@ -7,9 +7,7 @@ import { assert, layer } from "@effect/vitest"
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from "@modelcontextprotocol/client"
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import * as App from "@service/app/App"
 import * as Accounts from "@service/core/Accounts"
-import { Crypto } from "@service/core/Crypto"
 import { WorkspaceId } from "@service/core/Ids"
 import { Crm } from "@service/crm/Crm"
 import * as StandardWebhooks from "@service/door/StandardWebhooks"
@@ -24,8 +22,7 @@ import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as NodeFs from "node:fs"
 import { ensureDemo } from "../src/Bootstrap.js"
-import * as Server from "../src/Server.js"
-import { jsonOf, rest, Running, running } from "./support/Rest.js"
+import { jsonOf, rest, Running, serverOn } from "./support/Rest.js"
 
 const OWNER_KEY = "svc_key_door_api_owner_0123456789abcdef"
 const MEMBER_KEY = "svc_key_door_api_member_0123456789abcdef"
@@ -137,12 +134,7 @@ const settled = (arrivalId: string, key = OWNER_KEY, slug = "demo") =>
 const arrivalOf = (text: string): string => Schema.decodeUnknownSync(Schema.Struct({ arrival: Schema.String }))(jsonOf(text)).arrival
 
 for (const target of TestDatabase.targets()) {
-  const Env = running.pipe(
-    Layer.provideMerge(Server.layer({ port: 0, host: "127.0.0.1" })),
-    Layer.provideMerge(prepared),
-    Layer.provideMerge(App.layer(target.layer, Crypto.layerTest)),
-    Layer.orDie
-  )
+  const Env = serverOn(target, prepared)
 
   layer(Env, { timeout: Duration.infinity, excludeTestServices: true })(`door API on ${target.name}`, (it) => {
     it.effect("Sources: created with the secret shown once, listed and read, paused and resumed, rotated with overlap, archived for good", () =>

@@ -5,9 +5,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client"
-import * as App from "@service/app/App"
 import * as Accounts from "@service/core/Accounts"
-import { Crypto } from "@service/core/Crypto"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -16,8 +14,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { ensureDemo } from "../src/Bootstrap.js"
-import * as Server from "../src/Server.js"
-import { jsonOf, rest, Running, running } from "./support/Rest.js"
+import { jsonOf, rest, Running, serverOn } from "./support/Rest.js"
 
 const OWNER_KEY = "svc_key_topics_owner_0123456789abcdef"
 const MEMBER_KEY = "svc_key_topics_member_0123456789abcdef"
@@ -75,12 +72,7 @@ const create = (body: Readonly<Record<string, unknown>>, key = OWNER_KEY) => cal
 const move = (topic: string, trigger: string, key: string) => call(Topic, 200, "POST", api(`/topics/${topic}/${trigger}`), key, {})
 
 for (const target of TestDatabase.targets()) {
-  const Env = running.pipe(
-    Layer.provideMerge(Server.layer({ port: 0, host: "127.0.0.1" })),
-    Layer.provideMerge(prepared),
-    Layer.provideMerge(App.layer(target.layer, Crypto.layerTest)),
-    Layer.orDie
-  )
+  const Env = serverOn(target, prepared)
 
   layer(Env, { timeout: Duration.infinity, excludeTestServices: true })(`topics API on ${target.name}`, (it) => {
     it.effect("every row of the state table over REST, with owner or admin authority where the spec asks for it", () =>

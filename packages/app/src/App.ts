@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import type * as Bundle from "@service/core/Bundle"
+import * as ContactsBundle from "@service/contacts/ContactsBundle"
 import * as CoreBundle from "@service/core/CoreBundle"
 import type { Crypto } from "@service/core/Crypto"
 import type * as Operation from "@service/core/Operation"
@@ -31,7 +32,8 @@ export const bundles = [
   EventsBundle.bundle,
   SavedSearchBundle.bundle,
   DoorBundle.bundle,
-  TopicsBundle.bundle
+  TopicsBundle.bundle,
+  ContactsBundle.bundle
 ] as const
 
 /** The folded types of a list of bundles: what they provide, how they fail, what they still need. */

@@ -34,6 +34,9 @@ export const pending: Readonly<Record<string, string>> = {
   door:
     "the CRM examples name records by placeholder with no exampleFrom (contact_read, contact_erase, opportunity_move), " +
     "the Arrival examples need an accepted Arrival from the door, and arrival_send_test needs a test workspace",
+  contacts:
+    "contact_quote's example names a CRM collection and contact by placeholder, which no call of the suite creates (the CRM " +
+    "group is pending for the same reason); the quote is tested in packages/contacts/test/Quotes.test.ts"
 }
 
 /**

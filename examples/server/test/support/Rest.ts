@@ -2,10 +2,14 @@
  * REST calls as a user's client makes them, for the server's end-to-end tests.
  */
 import * as HttpServer from "@effect/platform/HttpServer"
+import * as App from "@service/app/App"
+import { Crypto } from "@service/core/Crypto"
+import type * as TestDatabase from "@service/storage/TestDatabase"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { request as httpRequest } from "node:http"
+import * as Server from "../../src/Server.js"
 
 export interface Answer {
   readonly status: number
@@ -50,3 +54,15 @@ export const running = Layer.effect(
     return { port: address.port, baseUrl: `http://127.0.0.1:${address.port}` }
   })
 )
+
+/**
+ * The file's server (`npm start`'s layers) listening on a free port over every domain on `target`, after
+ * `prepared` (the file's own records, built over the domains), with `Running` for its clients.
+ */
+export const serverOn = <A, E, R>(target: TestDatabase.TestDatabaseTarget, prepared: Layer.Layer<A, E, R>) =>
+  running.pipe(
+    Layer.provideMerge(Server.layer({ port: 0, host: "127.0.0.1" })),
+    Layer.provideMerge(prepared),
+    Layer.provideMerge(App.layer(target.layer, Crypto.layerTest)),
+    Layer.orDie
+  )
