@@ -10,6 +10,7 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as App from "@service/app/App"
 import * as Cli from "@service/cli/Cli"
 import * as CorpusCli from "@service/cli/CorpusCli"
+import * as CreditsCli from "@service/cli/CreditsCli"
 import * as Format from "@service/cli/Format"
 import * as TopicsCli from "@service/cli/TopicsCli"
 import * as Operation from "@service/core/Operation"
@@ -32,7 +33,7 @@ Effect.flatMap(prefix, (first) =>
   Cli.run(process.argv, {
     groups: App.groups,
     summaries: Format.marketSummaries(MarketOperations),
-    operators: [Cli.operator(CorpusCli.command), Cli.operator(TopicsCli.command)]
+    operators: [Cli.operator(CorpusCli.command), Cli.operator(CreditsCli.command), Cli.operator(TopicsCli.command)]
   }).pipe(Effect.provideService(Operation.SurfacePrefix, first))).pipe(
     Effect.provide(NodeContext.layer),
     Effect.provide(StderrLogger),
