@@ -5,92 +5,30 @@ import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { type ChildProcess, spawn } from "node:child_process"
 import * as NodeFs from "node:fs/promises"
 import * as NodeNet from "node:net"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { fileURLToPath } from "node:url"
 import * as App from "@service/app/App"
 import * as DemoLoad from "@service/market-warehouse/DemoLoad"
 import * as Server from "../src/Server.js"
+import { type Child, spawnChild } from "./support/Processes.js"
 
 // Hang guards only: every step waits for a line the server prints, never for a fixed time.
 const hangGuard = 10 * 60_000
-const packageDirectory = fileURLToPath(new URL("..", import.meta.url))
 
-/** `npm start`'s program as a child process, with its output collected line by line. */
-class ServerProcess {
-  readonly child: ChildProcess
-  stdout = ""
-  stderr = ""
-  readonly exited: Promise<number | null>
-  private readonly waiters: Array<() => void> = []
-
-  constructor(env: Readonly<Record<string, string>>) {
-    const inherited = { ...process.env }
-    // The runtime reads these; the test decides them.
-    for (const name of ["DATABASE_URL", "SERVICE_DEMO_API_KEY", "OTEL_EXPORTER_OTLP_ENDPOINT", "PORT", "HOST"]) delete inherited[name]
-    this.child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-      cwd: packageDirectory,
-      env: { ...inherited, ...env },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    this.child.stdout?.on("data", (chunk: Buffer) => {
-      this.stdout += chunk.toString("utf8")
-      this.notify()
-    })
-    this.child.stderr?.on("data", (chunk: Buffer) => {
-      this.stderr += chunk.toString("utf8")
-      this.notify()
-    })
-    this.exited = new Promise((resolve) => this.child.once("exit", (code) => {
-      resolve(code)
-      this.notify()
-    }))
-  }
-
-  private notify() {
-    for (const waiter of this.waiters.splice(0)) waiter()
-  }
-
-  /** Resolves with the first match of `pattern` in stdout, or fails if the process exits first. */
-  waitFor(pattern: RegExp): Promise<RegExpExecArray> {
-    return new Promise((resolve, reject) => {
-      const check = () => {
-        const match = pattern.exec(this.stdout)
-        if (match !== null) return resolve(match)
-        if (this.child.exitCode !== null) {
-          return reject(new Error(`exited (${this.child.exitCode}) before printing ${pattern}:\n${this.stdout}\n${this.stderr}`))
-        }
-        this.waiters.push(check)
-      }
-      check()
-    })
-  }
-
-  /** SIGTERM, then waits until the process has closed its database and exited. */
-  async stop(): Promise<void> {
-    if (this.child.exitCode === null) this.child.kill("SIGTERM")
-    await this.exited
-  }
-}
-
-const running = (env: Readonly<Record<string, string>>) =>
-  Effect.acquireRelease(
-    Effect.sync(() => new ServerProcess(env)),
-    (server) => Effect.promise(() => server.stop())
-  )
+/** `npm start`'s program as a child process, with its output collected line by line; stopped with SIGTERM. */
+const running = (env: Readonly<Record<string, string>>) => spawnChild("server", "src/main.ts", env)
 
 const temporaryDirectory = Effect.acquireRelease(
   Effect.promise(() => NodeFs.mkdtemp(NodePath.join(NodeOs.tmpdir(), "server-startup-"))),
   (directory) => Effect.promise(() => NodeFs.rm(directory, { recursive: true, force: true }))
 )
 
-const listeningPort = (server: ServerProcess) =>
+const listeningPort = (server: Child) =>
   Effect.promise(() => server.waitFor(/Listening on http:\/\/127\.0\.0\.1:(\d+)/)).pipe(Effect.map((match) => Number(match[1])))
 
-const bannerKey = (server: ServerProcess) =>
+const bannerKey = (server: Child) =>
   Effect.promise(() => server.waitFor(/API key\s+(svc_key_\S+)\n\s+\(([^)]*)\)/)).pipe(
     Effect.map((match) => ({ key: match[1] ?? "", note: match[2] ?? "" }))
   )
@@ -102,7 +40,7 @@ const get = (url: string) =>
   })
 
 /** Only what the process wrote on stderr that is not blank. */
-const stderrLines = (server: ServerProcess) => server.stderr.split("\n").filter((line) => line.trim().length > 0)
+const stderrLines = (server: Child) => server.stderr.split("\n").filter((line) => line.trim().length > 0)
 
 // In-process and listening: /ready is 503 naming the publication until the demo corpus is published, then 200.
 const services = App.layer(TestDatabase.pglite.layer, Crypto.layerTest)

@@ -37,6 +37,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { AddressGuard } from "./AddressGuard.js"
 import { EventLedger } from "./EventLedger.js"
+import { isoText, originOf } from "./internal/views.js"
 import * as RetrySchedule from "./RetrySchedule.js"
 import * as WebhookPost from "./WebhookPost.js"
 
@@ -131,15 +132,7 @@ const Circuit = Schema.Struct({
 })
 const decodeCircuit = Schema.decodeUnknown(Schema.Array(Circuit))
 
-const originOf = (url: string): string => {
-  try {
-    return new URL(url).origin
-  } catch {
-    return "(not a URL)"
-  }
-}
 
-const isoText = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 
 const iso = (millis: number): string => new Date(millis).toISOString()
 

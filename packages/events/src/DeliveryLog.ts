@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { isoText, originOf } from "./internal/views.js"
 import { eventId, Outcome } from "./Delivery.js"
 import { State } from "./Destinations.js"
 
@@ -84,7 +85,6 @@ export class DeliveryLog extends Context.Tag("@service/events/DeliveryLog")<Deli
   }) => Effect.Effect<{ readonly deliveries: ReadonlyArray<DeliveryView>; readonly nextCursor: string | null }, BadCursor>
 }>() {}
 
-const iso = (column: string): string => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 
 // The row has the URL; reads show only its origin as `address`.
 const { address: _address, ...viewFields } = DestinationView.fields
@@ -96,16 +96,9 @@ const DestinationRow = Schema.Struct({
 const decodeDestinations = Schema.decodeUnknown(Schema.Array(DestinationRow))
 
 const destinationColumns = `x.id, x.kind, x.url, to_json(x.events)::text AS events, x.subject, x.state, x.state_reason,
-  ${iso("x.expires_at")} AS expires_at, ${iso("x.last_delivery_at")} AS last_delivery_at, x.last_error, x.consecutive_failures,
-  ${iso("x.created_at")} AS created_at`
+  ${isoText("x.expires_at")} AS expires_at, ${isoText("x.last_delivery_at")} AS last_delivery_at, x.last_error, x.consecutive_failures,
+  ${isoText("x.created_at")} AS created_at`
 
-const originOf = (url: string): string => {
-  try {
-    return new URL(url).origin
-  } catch {
-    return "(unreadable address)"
-  }
-}
 
 const DeliveryRow = Schema.Struct({
   id: Schema.String,
@@ -163,11 +156,11 @@ export const make = Effect.gen(function*() {
       // A delivery whose last attempt's lease ran out is dead in the queue without its outcome written: failed.
       const outcome = sql.literal(`CASE WHEN d.outcome = 'pending' AND d.queue_state = 'dead' THEN 'failed' ELSE d.outcome END`)
       const rows = yield* sql`SELECT d.id, d.destination_id, d.ledger_id::text AS ledger_id, l.name AS event, ${outcome} AS outcome,
-          d.queue_state, CASE WHEN d.queue_state IN ('pending', 'running') THEN ${sql.literal(iso("d.queue_next_attempt_at"))} END AS next_attempt_at,
-          ${sql.literal(iso("d.created_at"))} AS created_at, ${sql.literal(iso("d.settled_at"))} AS settled_at,
-          coalesce((SELECT json_agg(json_build_object('attempt', a.attempt, 'started_at', ${sql.literal(iso("a.started_at"))},
+          d.queue_state, CASE WHEN d.queue_state IN ('pending', 'running') THEN ${sql.literal(isoText("d.queue_next_attempt_at"))} END AS next_attempt_at,
+          ${sql.literal(isoText("d.created_at"))} AS created_at, ${sql.literal(isoText("d.settled_at"))} AS settled_at,
+          coalesce((SELECT json_agg(json_build_object('attempt', a.attempt, 'started_at', ${sql.literal(isoText("a.started_at"))},
               'status', a.status, 'latency_ms', a.latency_ms, 'result', a.result, 'error', a.error,
-              'next_attempt_at', ${sql.literal(iso("a.next_attempt_at"))}) ORDER BY a.attempt)
+              'next_attempt_at', ${sql.literal(isoText("a.next_attempt_at"))}) ORDER BY a.attempt)
             FROM events.delivery_attempts a WHERE a.delivery_id = d.id), '[]')::text AS attempts
         FROM events.deliveries d JOIN events.ledger l ON l.id = d.ledger_id
         WHERE ${

@@ -5,7 +5,7 @@
  *
  * - The criteria are the search's own input without paging, checked by running the search once when saved: a
  *   search the contract refuses (too broad, an unknown state) is refused as `criteria_refused` with its reason.
- * - What a search matched is kept by record fingerprint (which survives reloads), up to {@link MAX_TRACKED}
+ * - What a search matched is kept by its rows' `record_fingerprint` (which survives reloads), up to {@link MAX_TRACKED}
  *   records in the search's own order; a record of a new publication that is not among them was added.
  * - {@link SavedSearches.check} compares every saved search with the serving publication once: the search runs,
  *   then one transaction per saved search (under its row lock, checked again) records the event and the new
@@ -28,7 +28,6 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { randomBytes } from "node:crypto"
 import * as Awards from "./Awards.js"
-import { openRecordRef, type RefKind } from "./internal/refs.js"
 import { maxPageSize } from "./Limits.js"
 import { MarketData } from "./MarketData.js"
 import { codeRules, type MarketDataRefusal } from "./MarketError.js"
@@ -98,17 +97,20 @@ export const checkEveryConfig = Config.duration("SERVICE_SEARCH_ALERTS_EVERY").p
 )
 
 interface Page {
-  readonly refs: ReadonlyArray<string>
+  /** Each row's fingerprint (the record's, which survives reloads) and its ref. */
+  readonly rows: ReadonlyArray<{ readonly fingerprint: string; readonly ref: string }>
   readonly next: string | null
 }
 
 interface Searcher {
-  readonly refKind: RefKind
   readonly page: (criteria: unknown, cursor: string | null) => Effect.Effect<Page, ParseResult.ParseError | MarketDataRefusal, MarketData | RequestContext>
 }
 
-const pageOf = (envelope: { readonly results: ReadonlyArray<{ readonly record_ref: string }>; readonly page: { readonly hasMore: boolean; readonly nextCursor: string | null } | null }): Page => ({
-  refs: envelope.results.map((row) => row.record_ref),
+const pageOf = (envelope: {
+  readonly results: ReadonlyArray<{ readonly record_ref: string; readonly record_fingerprint: string }>
+  readonly page: { readonly hasMore: boolean; readonly nextCursor: string | null } | null
+}): Page => ({
+  rows: envelope.results.map((row) => ({ fingerprint: row.record_fingerprint, ref: row.record_ref })),
   next: envelope.page !== null && envelope.page.hasMore ? envelope.page.nextCursor : null
 })
 
@@ -119,19 +121,16 @@ const withPaging = (criteria: unknown, cursor: string | null): unknown =>
 
 const searchers: { readonly [K in Kind]: Searcher } = {
   opportunities: {
-    refKind: "opportunity",
     page: (criteria, cursor) =>
       Effect.flatMap(Schema.decodeUnknown(Opportunities.SearchOpportunitiesInput)(withPaging(criteria, cursor)), (input) =>
         Effect.map(Opportunities.search(input), pageOf))
   },
   awards: {
-    refKind: "award",
     page: (criteria, cursor) =>
       Effect.flatMap(Schema.decodeUnknown(Awards.SearchAwardsInput)(withPaging(criteria, cursor)), (input) =>
         Effect.map(Awards.searchAwardRows(input), pageOf))
   },
   risks: {
-    refKind: "risk_mark",
     page: (criteria, cursor) =>
       Effect.flatMap(Schema.decodeUnknown(Risks.SearchRisksInput)(withPaging(criteria, cursor)), (input) =>
         Effect.map(Risks.searchRiskMarks(input), pageOf))
@@ -195,12 +194,11 @@ export const make = Effect.gen(function*() {
       let cursor: string | null = null
       do {
         const page: Page = yield* searcher.page(criteria, cursor)
-        for (const ref of page.refs) {
+        for (const row of page.rows) {
           if (matched.length >= MAX_TRACKED) break
-          const opened = yield* market.provideCrypto(openRecordRef(ref, searcher.refKind))
-          if (seen.has(opened.fingerprint)) continue
-          seen.add(opened.fingerprint)
-          matched.push({ fingerprint: opened.fingerprint, ref })
+          if (seen.has(row.fingerprint)) continue
+          seen.add(row.fingerprint)
+          matched.push(row)
         }
         cursor = page.next
       } while (cursor !== null && matched.length < MAX_TRACKED)
