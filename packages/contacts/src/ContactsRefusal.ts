@@ -43,8 +43,7 @@ const rules: { readonly [K in ContactsCode]: Refusal.RefusalRule & { readonly ac
  *
  * @since 0.1.0 @category constructors
  */
-export const refuse = (code: ContactsCode, why: string, suggestedCorrection: string, extra: { readonly field?: string } = {}): ContactsRefusal =>
-  new ContactsRefusal({ code, why, suggestedCorrection, ...extra })
+export const refuse = Refusal.standardRefuse((fields: Refusal.Standard<ContactsCode>) => new ContactsRefusal(fields))
 
 /** @since 0.1.0 @category codecs */
 export const codec = Refusal.makeStandardCodec({

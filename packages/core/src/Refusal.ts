@@ -223,6 +223,16 @@ export const standardFields = <C extends Schema.Schema.AnyNoContext>(code: C) =>
 })
 
 /**
+ * The usual constructor of a refusal built on {@link Standard}, so a domain writes
+ * `export const refuse = Refusal.standardRefuse((fields) => new XRefusal(fields))` rather than its own.
+ *
+ * @since 0.1.0 @category constructors
+ */
+export const standardRefuse = <E, Code extends string>(make: (fields: Standard<Code>) => E) =>
+(code: Code, why: string, suggestedCorrection: string, extra: { readonly field?: string } = {}): E =>
+  make({ code, why, suggestedCorrection, ...extra })
+
+/**
  * A codec for a refusal built on {@link Standard}: the wire block (`code`, `why`, `suggested_correction`,
  * `retryable`, `recovery.action`, and the fault's `field`, `allowed_values`, `allowed_range`), the structural,
  * sample and outage refusals, all from the rules. `list` carries one more list of texts a domain's refusal may

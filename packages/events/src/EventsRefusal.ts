@@ -60,8 +60,7 @@ const rules: { readonly [K in EventsCode]: Refusal.RefusalRule & { readonly acti
  *
  * @since 0.1.0 @category constructors
  */
-export const refuse = (code: EventsCode, why: string, suggestedCorrection: string, extra: { readonly field?: string } = {}): EventsRefusal =>
-  new EventsRefusal({ code, why, suggestedCorrection, ...extra })
+export const refuse = Refusal.standardRefuse((fields: Refusal.Standard<EventsCode>) => new EventsRefusal(fields))
 
 /** @since 0.1.0 @category codecs */
 export const codec = Refusal.makeStandardCodec({

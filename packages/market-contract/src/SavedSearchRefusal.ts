@@ -57,8 +57,7 @@ const rules: { readonly [K in SavedSearchCode]: Refusal.RefusalRule & { readonly
  *
  * @since 0.1.0 @category constructors
  */
-export const refuse = (code: SavedSearchCode, why: string, suggestedCorrection: string, extra: { readonly field?: string } = {}): SavedSearchRefusal =>
-  new SavedSearchRefusal({ code, why, suggestedCorrection, ...extra })
+export const refuse = Refusal.standardRefuse((fields: Refusal.Standard<SavedSearchCode>) => new SavedSearchRefusal(fields))
 
 /** @since 0.1.0 @category codecs */
 export const codec = Refusal.makeStandardCodec({
