@@ -17,6 +17,7 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { type DoorRefusal, refuse, statusOf } from "@service/door/DoorRefusal"
 import { Delivery } from "@service/events/Delivery"
+import { Unlocks } from "@service/contacts/Unlocks"
 import { SavedSearches } from "@service/market-contract/SavedSearches"
 import { Intake, MAX_BODY_BYTES, type Receipt } from "@service/door/Intake"
 import * as RateLimiter from "@service/core/RateLimiter"
@@ -113,8 +114,9 @@ export const worker = Layer.scopedDiscard(
     const name = `server-${hostname()}-${process.pid}`
     yield* Effect.forkScoped(intake.work(name))
     // The same worker sends the catalog events Destinations and MCP subscriptions are waiting for, and compares
-    // saved searches with each new publication.
+    // saved searches with each new publication, and takes over contact unlocks a dead process abandoned.
     yield* Effect.forkScoped(delivery.process(name))
     yield* Effect.forkScoped((yield* SavedSearches).watch)
+    yield* Effect.forkScoped((yield* Unlocks).watch(name))
   }).pipe(Effect.orDie)
 )

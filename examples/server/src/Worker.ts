@@ -20,6 +20,7 @@ import * as App from "@service/app/App"
 import * as LocalKeys from "@service/core/LocalKeys"
 import { Intake } from "@service/door/Intake"
 import { Delivery } from "@service/events/Delivery"
+import { Unlocks } from "@service/contacts/Unlocks"
 import { SavedSearches } from "@service/market-contract/SavedSearches"
 import * as Database from "@service/storage/Database"
 import * as Clock from "effect/Clock"
@@ -117,6 +118,8 @@ export const run = (options: Settings) =>
     yield* Effect.forkScoped((yield* Delivery).process(options.name, options.idle))
     // So do saved searches: compared with each new publication, each alert recorded once whichever worker finds it.
     yield* Effect.forkScoped((yield* SavedSearches).watch)
+    // And contact unlocks whose research a dead process abandoned, or that wait for an unavailable provider.
+    yield* Effect.forkScoped((yield* Unlocks).watch(options.name))
     return yield* Effect.forever(
       Effect.flatMap(intake.drain(options.name), (attempts) =>
         attempts === 0 ? Effect.sleep(options.idle) : Ref.update(total, (n) => n + attempts))

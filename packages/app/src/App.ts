@@ -6,7 +6,9 @@
  * @since 0.1.0
  */
 import type * as Bundle from "@service/core/Bundle"
+import type { ContactProvider } from "@service/contacts/ContactProvider"
 import * as ContactsBundle from "@service/contacts/ContactsBundle"
+import * as SandboxProvider from "@service/contacts/SandboxProvider"
 import * as CoreBundle from "@service/core/CoreBundle"
 import type { Crypto } from "@service/core/Crypto"
 import type * as Operation from "@service/core/Operation"
@@ -83,6 +85,11 @@ export interface Options {
    * Tests that run a receiver on loopback pass `AddressGuard.layerAllowingLoopbackForTests()`.
    */
   readonly addressGuard?: Layer.Layer<AddressGuard.AddressGuard> | undefined
+  /**
+   * Who researches unlocked contacts. Default: `SandboxProvider.layer()`, deterministic and reserved coordinates
+   * (`@sandbox.invalid`), until a host brings a real provider's adapter meeting the `ContactProvider` contract.
+   */
+  readonly contactProvider?: Layer.Layer<ContactProvider> | undefined
 }
 
 /**
@@ -98,6 +105,7 @@ export const layer = <E1, E2>(
   compose(bundles).pipe(
     Layer.provideMerge(Migrations.layer(migrations)),
     Layer.provideMerge(options?.addressGuard ?? AddressGuard.layer),
+    Layer.provideMerge(options?.contactProvider ?? SandboxProvider.layer()),
     Layer.provideMerge(crypto),
     Layer.provideMerge(database)
   )

@@ -1,9 +1,12 @@
 /**
- * Contact research on every surface (decision 0063). So far the quote:
+ * Contact research on every surface (decisions 0063, 0064):
  *
  * - `contact_quote` (HTTP `POST /workspaces/<slug>/contacts/quote`, MCP `service_contact_quote`, CLI
  *   `service contacts quote <collection-id> --record-ids …`): what unlocking the selected records would cost,
  *   free, calling no provider and returning no contact coordinate.
+ * - `contact_unlock` (HTTP `POST /workspaces/<slug>/contacts/unlock`, MCP `service_contact_unlock`, CLI
+ *   `service contacts unlock <collection-id> --record-ids … --confirm --max-credits N --quote-token T
+ *   --idempotency-key K`): the paid research, needing `commercial:activate`, never spending twice for one key.
  *
  * @since 0.1.0
  */
@@ -14,10 +17,13 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { codec } from "./ContactsRefusal.js"
 import { MAX_RECORDS, Quote, Quotes } from "./Quotes.js"
+import { Unlock, Unlocks } from "./Unlocks.js"
 
 const strict = { parseOptions: { onExcessProperty: "error" } } as const
 
 const readScopes: ReadonlyArray<Scope> = ["commercial:read"]
+// Only this scope: no other (not commercial:read, not an owner's role) implies the right to spend.
+const activateScopes: ReadonlyArray<Scope> = ["commercial:activate"]
 
 const Id = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100))
 
@@ -57,11 +63,61 @@ export const contactQuote = Operation.make({
     })
 })
 
+const UnlockInput = Schema.Struct({
+  collection_id: Id.annotations({ description: "The collection of the quote." }),
+  record_ids: Schema.Array(Id).pipe(Schema.minItems(1), Schema.maxItems(MAX_RECORDS)).annotations({
+    description: "The record ids of the quote, unchanged."
+  }),
+  confirm: Schema.Boolean.annotations({ description: "true once the user accepted the quote's price; an unlock without it is refused." }),
+  max_credits: Schema.Int.pipe(Schema.between(0, 1_000_000)).annotations({
+    description: "The most the user approved spending: refused before any spend when the price is now higher."
+  }),
+  quote_token: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(4000)).annotations({ description: "The quote's quote_token, unchanged." }),
+  idempotency_key: Id.annotations({ description: "The quote's idempotency_key: every retry with it answers the first result, never spending again." })
+}).annotations({ ...strict, identifier: "ContactUnlockInput" })
+
 /** @since 0.1.0 @category operations */
-export const operations = [contactQuote] as const
+export const contactUnlock = Operation.make({
+  name: "contact_unlock",
+  title: "Unlock contacts (spends credits)",
+  description:
+    "SPENDS insight credits. Researches the contact details of the quoted CRM records, after the user accepted the quote: send its record_ids, confirm: true, the approved max_credits, its quote_token and its idempotency_key. Refused before any spend when the price rose above max_credits, the balance no longer covers it, the token expired or belongs to another quote. Already unlocked accounts cost nothing; failed accounts are refunded. Retrying with the same idempotency_key answers the first result and never spends or researches again. Needs the commercial:activate scope.",
+  refusals: codec,
+  refuses: ["confirmation_required", "quote_mismatch", "quote_expired", "price_changed", "insufficient_credits", "unlock_in_progress"],
+  scopes: activateScopes,
+  // Spends (not read-only, not undoable), calls an outside provider, and is idempotent only under its key.
+  annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: true },
+  metered: false,
+  paginates: false,
+  http: { method: "POST", path: "/contacts/unlock", input: { kind: "body" } },
+  cli: { words: ["unlock"], positional: "collection_id" },
+  input: UnlockInput,
+  modelInput: UnlockInput,
+  output: Unlock,
+  capability: {
+    question: "Unlock the contact details of CRM records I was quoted for (spends credits).",
+    requires: "A quote (contact_quote) the user accepted: its record_ids, quote_token and idempotency_key, confirm: true and max_credits.",
+    example: {
+      collection_id: "<collection_id>",
+      record_ids: ["<contact_id>"],
+      confirm: true,
+      max_credits: 5,
+      quote_token: "<quote_token>",
+      idempotency_key: "<idempotency_key>"
+    }
+  },
+  run: (input) =>
+    Effect.gen(function*() {
+      const caller = yield* Caller
+      return yield* (yield* Unlocks).unlock(caller, input)
+    })
+})
+
+/** @since 0.1.0 @category operations */
+export const operations = [contactQuote, contactUnlock] as const
 
 /** What running the contact operations needs. @since 0.1.0 @category models */
-export type Requirements = Quotes | Caller
+export type Requirements = Quotes | Unlocks | Caller
 
 /** @since 0.1.0 @category groups */
 export const group: Operation.Group<Requirements> = Operation.group<Requirements>({
@@ -72,5 +128,5 @@ export const group: Operation.Group<Requirements> = Operation.group<Requirements
   operations,
   http: { prefix: "/workspaces/:workspace", workspaceScoped: true },
   mcp: { namespace: "contact" },
-  cli: { word: "contacts", description: "Quote (and, to come, unlock) contact research over CRM records." }
+  cli: { word: "contacts", description: "Quote, then unlock (spends credits), contact research over CRM records." }
 })

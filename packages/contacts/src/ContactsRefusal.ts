@@ -8,12 +8,31 @@ import * as Refusal from "@service/core/Refusal"
 import * as Schema from "effect/Schema"
 
 /** @since 0.1.0 @category models */
-export const ContactsCode = Schema.Literal("invalid_field_value", "collection_not_found", "records_not_in_collection", "contacts_unavailable")
+export const ContactsCode = Schema.Literal(
+  "invalid_field_value",
+  "collection_not_found",
+  "records_not_in_collection",
+  "confirmation_required",
+  "quote_mismatch",
+  "quote_expired",
+  "price_changed",
+  "insufficient_credits",
+  "unlock_in_progress",
+  "contacts_unavailable"
+)
 /** @since 0.1.0 @category models */
 export type ContactsCode = typeof ContactsCode.Type
 
 /** What the caller can do next. @since 0.1.0 @category models */
-export const RecoveryAction = Schema.Literal("fix_arguments", "choose_a_collection", "choose_records_of_the_collection", "retry_later")
+export const RecoveryAction = Schema.Literal(
+  "fix_arguments",
+  "choose_a_collection",
+  "choose_records_of_the_collection",
+  "confirm_with_the_user",
+  "request_a_new_quote",
+  "add_credits",
+  "retry_later"
+)
 /** @since 0.1.0 @category models */
 export type RecoveryAction = typeof RecoveryAction.Type
 
@@ -34,6 +53,32 @@ const rules: { readonly [K in ContactsCode]: Refusal.RefusalRule & { readonly ac
     retryable: false,
     action: "choose_records_of_the_collection",
     description: "some record ids are not contacts of the collection"
+  },
+  confirmation_required: {
+    status: 400,
+    retryable: false,
+    action: "confirm_with_the_user",
+    description: "the unlock spends credits and was sent without confirm: true"
+  },
+  quote_mismatch: {
+    status: 409,
+    retryable: false,
+    action: "request_a_new_quote",
+    description: "the quote_token was issued for another workspace, caller, selection or idempotency_key"
+  },
+  quote_expired: { status: 410, retryable: false, action: "request_a_new_quote", description: "the quote_token is older than 10 minutes" },
+  price_changed: {
+    status: 409,
+    retryable: false,
+    action: "request_a_new_quote",
+    description: "the price, recomputed now, is above the max_credits the user approved"
+  },
+  insufficient_credits: { status: 402, retryable: false, action: "add_credits", description: "the balance no longer covers the price" },
+  unlock_in_progress: {
+    status: 409,
+    retryable: true,
+    action: "retry_later",
+    description: "an unlock with this idempotency_key is still being researched; retry with the same key"
   },
   contacts_unavailable: { status: 503, retryable: true, action: "retry_later", description: "the CRM or the credit ledger cannot be read right now" }
 }

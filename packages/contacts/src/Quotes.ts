@@ -14,8 +14,8 @@
 import { Crypto } from "@service/core/Crypto"
 import { Meter } from "@service/core/Meter"
 import type { Principal } from "@service/core/Principal"
-import { Crm } from "@service/crm/Crm"
-import * as SqlClient from "@effect/sql/SqlClient"
+import type { Crm } from "@service/crm/Crm"
+import type * as SqlClient from "@effect/sql/SqlClient"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
@@ -25,6 +25,8 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { randomBytes } from "node:crypto"
 import { type ContactsRefusal, refuse } from "./ContactsRefusal.js"
+import { principalKey, select } from "./internal/selection.js"
+import { plural } from "./internal/words.js"
 
 /** How long a quote token is good for (the spec's 10 minutes). @since 0.1.0 @category constants */
 export const QUOTE_TTL = Duration.minutes(10)
@@ -49,8 +51,10 @@ const TOKEN_PURPOSE = "contacts.quote"
 export const QuoteClaims = Schema.Struct({
   v: Schema.Literal(1),
   workspace_id: Schema.String,
-  /** The credential that asked: an unlock by another caller is refused. */
-  credential_id: Schema.String,
+  /** Who asked (`person:<id>`, or `credential:<id>` for a key with no person): an unlock by another is refused. */
+  principal: Schema.String,
+  /** The one unlock this quote may lead to. */
+  idempotency_key: Schema.String,
   collection_id: Schema.String,
   record_ids: Schema.Array(Schema.String),
   total_credits: Schema.Number,
@@ -90,12 +94,9 @@ export class Quotes extends Context.Tag("@service/contacts/Quotes")<Quotes, {
   readonly openToken: (token: string) => Effect.Effect<QuoteClaims, ContactsRefusal>
 }>() {}
 
-const plural = (n: number, one: string, many: string) => `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`
-
 /** @since 0.1.0 @category constructors */
 export const make = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const crm = yield* Crm
+  const context = yield* Effect.context<SqlClient.SqlClient | Crm>()
   const meter = yield* Meter
   const crypto = yield* Crypto
   const price = yield* Effect.orDie(priceConfig)
@@ -103,26 +104,8 @@ export const make = Effect.gen(function*() {
   const quote = (principal: Principal, request: { readonly collection_id: string; readonly record_ids: ReadonlyArray<string> }) =>
     Effect.gen(function*() {
       const workspaceId = principal.workspace.id
-      const selected = [...new Set(request.record_ids)].sort()
-      const contacts = yield* crm.collectionContacts(workspaceId, request.collection_id).pipe(
-        Effect.catchTag("CrmNotFound", () =>
-          Effect.fail(refuse("collection_not_found", `No collection ${request.collection_id} in this workspace.`, "Quote a collection of this workspace.", {
-            field: "collection_id"
-          })))
-      )
-      const byId = new Map(contacts.map((contact) => [contact.id, contact]))
-      const strangers = selected.filter((id) => !byId.has(id))
-      if (strangers.length > 0) {
-        return yield* refuse(
-          "records_not_in_collection",
-          `Not contacts of collection ${request.collection_id}: ${strangers.slice(0, 10).join(", ")}${strangers.length > 10 ? ", …" : ""}.`,
-          "Select record ids from the collection's contacts.",
-          { field: "record_ids" }
-        )
-      }
-      const unlocked = new Set(
-        (yield* sql<{ contact_id: string }>`SELECT contact_id FROM contacts.unlocked
-          WHERE workspace_id = ${workspaceId} AND contact_id IN ${sql.in(selected)}`.pipe(Effect.orDie)).map((row) => row.contact_id)
+      const { contacts: byId, recordIds: selected, unlocked } = yield* select(workspaceId, request.collection_id, request.record_ids).pipe(
+        Effect.provide(context)
       )
       const accounts = selected.map((id) => ({
         record_id: id,
@@ -134,10 +117,12 @@ export const make = Effect.gen(function*() {
       const { balance } = yield* meter.account(workspaceId)
       const now = yield* Clock.currentTimeMillis
       const expiresAt = new Date(now + Duration.toMillis(QUOTE_TTL)).toISOString()
+      const idempotencyKey = `unl_${randomBytes(16).toString("hex")}`
       const claims: QuoteClaims = {
         v: 1,
         workspace_id: workspaceId,
-        credential_id: principal.credential.id,
+        principal: principalKey(principal),
+        idempotency_key: idempotencyKey,
         collection_id: request.collection_id,
         record_ids: selected,
         total_credits: total,
@@ -160,7 +145,7 @@ export const make = Effect.gen(function*() {
         balance,
         sufficient: balance >= total,
         quote_token: token,
-        idempotency_key: `unl_${randomBytes(16).toString("hex")}`,
+        idempotency_key: idempotencyKey,
         expires_at: expiresAt,
         summary
       }

@@ -76,7 +76,8 @@ for (const target of TestDatabase.targets()) {
         assert.deepStrictEqual(claims, {
           v: 1,
           workspace_id: principal.workspace.id,
-          credential_id: "cred_quotes",
+          principal: `person:${Option.getOrThrow(principal.person).id}`,
+          idempotency_key: quote.idempotency_key,
           collection_id: collectionId,
           record_ids: [contactIds[0] ?? "", contactIds[2] ?? ""].sort(),
           total_credits: 10,

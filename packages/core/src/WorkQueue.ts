@@ -18,6 +18,7 @@ import * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 
@@ -129,6 +130,14 @@ export interface WorkQueue {
   readonly spec: Spec
   /** Up to `limit` due rows (pending and due, or running with an expired lease), leased to `worker`. */
   readonly claim: (worker: string, limit: number) => Effect.Effect<ReadonlyArray<Claim>>
+  /**
+   * The row `id` leased to `worker` when it is due (pending and due, or running with an expired lease, attempts
+   * left), or none: how a request works its own row at once (claimed in the transaction that inserts it) or takes
+   * it over from a worker that died, without handling anyone else's rows.
+   */
+  readonly claimRow: (worker: string, id: string) => Effect.Effect<Option.Option<Claim>>
+  /** One attempt of a claimed row, exactly as {@link process} makes it (heartbeat, schedule, `onDead`, release). */
+  readonly handle: <E, R>(options: ProcessOptions<E, R>, claim: Claim) => Effect.Effect<void, never, R>
   /** Marks a claimed row done. */
   readonly complete: (claim: Claim) => Effect.Effect<void, LeaseLost>
   /**
@@ -210,6 +219,18 @@ export const make = (spec: Spec): Effect.Effect<WorkQueue, never, SqlClient.SqlC
       }).pipe(Effect.orDie, Effect.withSpan("WorkQueue.claim", { attributes: { table: spec.table, worker } }))
 
     const claim = (worker: string, limit: number) => Effect.map(claimAndSweep(worker, limit), ({ claims }) => claims)
+
+    const claimRow = (worker: string, rowId: string) =>
+      Effect.gen(function*() {
+        const millis = yield* now
+        const rows = yield* sql`UPDATE ${table} SET queue_state = 'running', queue_attempts = queue_attempts + 1,
+            queue_lease_until = ${at(millis + leaseMillis)}::timestamptz, queue_worker = ${worker}
+          WHERE ${id}::text = ${rowId} AND (
+            (queue_state = 'pending' AND queue_next_attempt_at <= ${at(millis)}::timestamptz)
+            OR (queue_state = 'running' AND queue_lease_until < ${at(millis)}::timestamptz AND queue_attempts < ${maxAttempts}))
+          RETURNING ${id}::text AS id, queue_attempts AS attempt`.pipe(Effect.flatMap(Schema.decodeUnknown(ClaimRows)), Effect.orDie)
+        return Option.map(Option.fromNullable(rows[0]), (row): Claim => ({ id: row.id, attempt: row.attempt, worker }))
+      }).pipe(Effect.withSpan("WorkQueue.claimRow", { attributes: { table: spec.table, worker } }))
 
     const complete = (claim: Claim) =>
       sql`UPDATE ${table} SET queue_state = 'done', queue_lease_until = NULL, queue_last_error = NULL
@@ -332,5 +353,5 @@ export const make = (spec: Spec): Effect.Effect<WorkQueue, never, SqlClient.SqlC
         Effect.flatMap(round(options), (handled) => (handled === 0 ? Effect.sleep(options.idle ?? Duration.seconds(1)) : Effect.void))
       )
 
-    return { spec, claim, complete, fail, release, extend, requeue, drain, process }
+    return { spec, claim, claimRow, handle: attempt, complete, fail, release, extend, requeue, drain, process }
   })
