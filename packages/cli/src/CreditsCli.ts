@@ -9,7 +9,9 @@
  * ```
  *
  * A grant is a `grant` row of the credit ledger with its note; the workspace's usage route shows the balance it
- * makes. The embedded database is single-process: stop a running server on the same SERVICE_DATA_DIR first.
+ * makes. `balance` prints the last 30 days per operation (refunds apart) and the latest ledger entries; `--json`
+ * prints the whole account. The embedded database is single-process: stop a running server on the same
+ * SERVICE_DATA_DIR first.
  *
  * @since 0.1.0
  */
@@ -82,16 +84,50 @@ const grant = Command.make(
     }))
 ).pipe(Command.withDescription("Add insight credits to a workspace, outside its monthly allowance."))
 
+const plural = (n: number, one: string, many: string) => `${n.toLocaleString("en")} ${n === 1 ? one : many}`
+
+// How many ledger entries the text output prints; --json has the account's whole history.
+const historyLines = 10
+
+/** The account as text: balance, consumption per operation (refunds apart) and the latest ledger entries. */
+const accountText = (workspaceSlug: string, account: Meter.Account): string => {
+  const lines = [
+    `${workspaceSlug}: ${account.balance.toLocaleString("en")} credits (allowance ${account.monthly_allowance.toLocaleString("en")} a month, renews ${account.renews_on})`
+  ]
+  if (account.consumption.length > 0) {
+    lines.push("last 30 days:")
+    for (const c of account.consumption) {
+      const apart = [
+        ...(c.refunds > 0 ? [`${plural(c.refunds, "refund", "refunds")}, ${plural(c.refunded_credits, "credit", "credits")} back`] : []),
+        ...(c.refused_for_credits > 0 ? [`${c.refused_for_credits.toLocaleString("en")} refused for credits`] : [])
+      ]
+      lines.push(
+        `  ${c.operation}: ${plural(c.calls, "call", "calls")}, ${plural(c.credits, "credit", "credits")}` +
+          (apart.length > 0 ? ` (${apart.join("; ")})` : "")
+      )
+    }
+  }
+  if (account.history.length > 0) {
+    lines.push(`latest ledger entries (newest first${account.history.length > historyLines ? `, ${historyLines} shown, --json for ${account.history.length}` : ""}):`)
+    for (const e of account.history.slice(0, historyLines)) {
+      const credits = e.credits > 0 ? `+${e.credits.toLocaleString("en")}` : e.credits.toLocaleString("en")
+      const fields = [e.at, e.kind.padEnd(7), credits.padStart(7), e.operation, e.request_id, e.note === null ? null : `"${e.note}"`]
+      lines.push(`  ${fields.filter((f) => f !== null).join("  ")}`)
+    }
+  }
+  return lines.join("\n")
+}
+
 const balance = Command.make("balance", { slug, json }, (opts) =>
   withCredits(Effect.gen(function*() {
     const workspace = yield* workspaceOf(opts.slug)
     const account = yield* (yield* Meter.Meter).account(workspace.id)
-    yield* Console.log(
-      opts.json
-        ? Format.json({ workspace: opts.slug, ...account })
-        : `${opts.slug}: ${account.balance.toLocaleString("en")} credits (allowance ${account.monthly_allowance.toLocaleString("en")} a month, renews ${account.renews_on})`
+    yield* Console.log(opts.json ? Format.json({ workspace: opts.slug, ...account }) : accountText(opts.slug, account))
+  }))).pipe(
+    Command.withDescription(
+      "A workspace's insight credits: balance, allowance and when it renews, the last 30 days per operation (refunds apart) and the latest ledger entries."
     )
-  }))).pipe(Command.withDescription("A workspace's insight credits: balance, allowance and when it renews."))
+  )
 
 /**
  * The `credits` command group.

@@ -4,6 +4,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Accounts from "@service/core/Accounts"
 import * as CoreMigrations from "@service/core/CoreMigrations"
 import { WorkspaceSlug } from "@service/core/Ids"
+import * as Meter from "@service/core/Meter"
 import * as Database from "@service/storage/Database"
 import * as Migrations from "@service/storage/Migrations"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -28,6 +29,18 @@ const service = (dataDir: string, args: ReadonlyArray<string>) =>
   )
 
 const Balance = Schema.parseJson(Schema.Struct({ workspace: Schema.String, balance: Schema.Number, monthly_allowance: Schema.Number }))
+// The whole account, as --json prints it.
+const FullAccount = Schema.parseJson(Schema.extend(Meter.Account, Schema.Struct({ workspace: Schema.String })))
+
+/** Accounts and the ledger on the embedded database in `dataDir`, closed again before the command line opens it. */
+const onDatabase = <A, E>(dataDir: string, effect: Effect.Effect<A, E, Accounts.Accounts | Meter.Meter>) =>
+  effect.pipe(
+    Effect.provide(Layer.mergeAll(Accounts.layerSql, Meter.layerSqlWith({ monthlyAllowance: 100 })).pipe(
+      Layer.provideMerge(Migrations.layer([CoreMigrations.migrations])),
+      Layer.provideMerge(Database.layerPglite({ dataDir: NodePath.join(dataDir, "pglite") }))
+    )),
+    Effect.orDie
+  )
 
 describe("service credits (operator commands on the embedded database)", () => {
   it.live("grants credits with a note, shows the balance, and refuses what it cannot do", () =>
@@ -36,12 +49,9 @@ describe("service credits (operator commands on the embedded database)", () => {
       (dataDir) =>
         Effect.gen(function*() {
           // A workspace in the embedded database the command line will open (closed again before it runs).
-          yield* Effect.flatMap(Accounts.Accounts, (accounts) => accounts.createWorkspace({ slug: WorkspaceSlug.make("acme"), name: "Acme" })).pipe(
-            Effect.provide(Accounts.layerSql.pipe(
-              Layer.provideMerge(Migrations.layer([CoreMigrations.migrations])),
-              Layer.provideMerge(Database.layerPglite({ dataDir: NodePath.join(dataDir, "pglite") }))
-            )),
-            Effect.orDie
+          const workspace = yield* onDatabase(
+            dataDir,
+            Effect.flatMap(Accounts.Accounts, (accounts) => accounts.createWorkspace({ slug: WorkspaceSlug.make("acme"), name: "Acme" }))
           )
           const granted = yield* service(dataDir, ["credits", "grant", "acme", "500", "--note", "goodwill after an outage"])
           assert.strictEqual(granted.code, 0, granted.stderr)
@@ -59,6 +69,45 @@ describe("service credits (operator commands on the embedded database)", () => {
           assert.include((yield* service(dataDir, ["credits", "grant", "nobody", "5", "--note", "x"])).stderr, "No workspace with the slug nobody")
           // Nothing refused was granted.
           assert.strictEqual(Schema.decodeUnknownSync(Balance)((yield* service(dataDir, ["credits", "balance", "acme", "--json"])).stdout).balance, 600)
+
+          // Two unlock debits of 5 credits, one refunded: the balance shows both and the refund apart.
+          yield* onDatabase(
+            dataDir,
+            Effect.gen(function*() {
+              const meter = yield* Meter.Meter
+              const unlock = (requestId: string) => meter.charge({ workspaceId: workspace.id, operation: "contact_unlock", requestId, credits: 5 })
+              yield* unlock("req_unlock_a")
+              yield* meter.refund(yield* unlock("req_unlock_b"), "provider failed for the account")
+            })
+          )
+          const text = yield* service(dataDir, ["credits", "balance", "acme"])
+          assert.strictEqual(text.code, 0, text.stderr)
+          const lines = text.stdout.split("\n")
+          assert.include(lines[0], "acme: 595 credits (allowance 100 a month, renews ")
+          assert.include(text.stdout, "\n  contact_unlock: 1 call, 5 credits (1 refund, 5 credits back)\n")
+          // Newest first: the refund, its debit, the other debit, the operator's grant, the monthly allowance.
+          const ledger = lines.slice(lines.indexOf("latest ledger entries (newest first):") + 1).filter((line) => line.startsWith("  "))
+          assert.deepStrictEqual(ledger.map((line) => line.trim().split(/\s+/).slice(1, 4)), [
+            ["refund", "+5", "contact_unlock"],
+            ["debit", "-5", "contact_unlock"],
+            ["debit", "-5", "contact_unlock"],
+            ["grant", "+500", "\"goodwill"],
+            ["grant", "+100", "\"monthly"]
+          ])
+          assert.include(ledger[0], "req_unlock_b  \"provider failed for the account\"")
+          assert.include(ledger[2], "req_unlock_a")
+
+          const full = Schema.decodeUnknownSync(FullAccount)((yield* service(dataDir, ["credits", "balance", "acme", "--json"])).stdout)
+          assert.deepStrictEqual(full.consumption, [
+            { operation: "contact_unlock", calls: 1, credits: 5, refunds: 1, refunded_credits: 5, refused_for_credits: 0 }
+          ])
+          assert.deepStrictEqual(full.history.map((e) => [e.kind, e.credits, e.request_id, e.note]), [
+            ["refund", 5, "req_unlock_b", "provider failed for the account"],
+            ["debit", -5, "req_unlock_b", null],
+            ["debit", -5, "req_unlock_a", null],
+            ["grant", 500, null, "goodwill after an outage"],
+            ["grant", 100, null, "monthly allowance"]
+          ])
         }),
       (dataDir) => Effect.promise(() => NodeFs.rm(dataDir, { recursive: true, force: true }))
     ), { timeout: 120_000 })

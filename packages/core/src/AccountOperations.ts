@@ -1,8 +1,9 @@
 /**
  * The account group: what a workspace can read about itself on every surface. Today one operation, `usage`:
- * the insight-credit balance, the monthly allowance and when it renews, and the last 30 days' consumption per
- * operation (HTTP `GET /workspaces/<slug>/account/usage`, MCP `service_account_usage`, CLI
- * `service account usage`). Free, and readable with any scope.
+ * the insight-credit balance, the monthly allowance and when it renews, the last 30 days' consumption per
+ * operation (debits and refunds apart) and the latest credit-ledger entries (HTTP
+ * `GET /workspaces/<slug>/account/usage`, MCP `service_account_usage`, CLI `service account usage`). Free, and
+ * readable with any scope.
  *
  * @since 0.1.0
  */
@@ -46,7 +47,7 @@ export const usage = Operation.make({
   name: "usage",
   title: "Credit balance and usage",
   description:
-    "The workspace's insight-credit balance, its monthly allowance and renewal date, and the last 30 days' metered calls, credits and credit refusals per operation. Free.",
+    "The workspace's insight-credit balance, its monthly allowance and renewal date, the last 30 days' metered calls, credits, refunds and credit refusals per operation, and its last 50 credit-ledger entries (grants, debits, refunds, refusals) newest first. Free.",
   refusals: codec,
   refuses: [],
   // Any credential of the workspace may see what its calls cost.

@@ -18,14 +18,36 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 
+/** How many ledger entries {@link Account} lists. */
+const historyLength = 50
+
 /** @since 0.1.0 @category models */
 export const Usage = Schema.Struct({ operation: Schema.String, day: Schema.String, units: Schema.Number })
 /** @since 0.1.0 @category models */
 export type Usage = typeof Usage.Type
 
 /**
- * What a workspace can see of its credits: the balance, the monthly allowance and when it renews, and the
- * consumption per operation over the last 30 days.
+ * One row of the workspace's credit ledger as the account shows it.
+ *
+ * @since 0.1.0 @category models
+ */
+export const LedgerEntry = Schema.Struct({
+  at: Schema.String.annotations({ description: "When the entry was written (ISO 8601, UTC)." }),
+  kind: Schema.Literal("grant", "debit", "refund", "refused").annotations({
+    description: "grant: credits added (monthly allowance or operator); debit: a metered call charged before it ran; " +
+      "refund: a debit given back because its call failed; refused: a call the balance could not cover (0 credits)."
+  }),
+  operation: Schema.NullOr(Schema.String).annotations({ description: "The operation charged, refunded or refused; null for grants." }),
+  credits: Schema.Number.annotations({ description: "Signed as stored: grants and refunds positive, debits negative, refusals 0." }),
+  request_id: Schema.NullOr(Schema.String).annotations({ description: "The request that was charged, refunded or refused; null for grants." }),
+  note: Schema.NullOr(Schema.String).annotations({ description: "Why: the grant's note, the refund's reason, or the refusal's." })
+}).annotations({ identifier: "CreditLedgerEntry" })
+/** @since 0.1.0 @category models */
+export type LedgerEntry = typeof LedgerEntry.Type
+
+/**
+ * What a workspace can see of its credits: the balance, the monthly allowance and when it renews, the
+ * consumption per operation over the last 30 days (debits and refunds apart), and its latest ledger entries.
  *
  * @since 0.1.0 @category models
  */
@@ -36,10 +58,15 @@ export const Account = Schema.Struct({
   renews_on: Schema.String.annotations({ description: "When the next allowance is granted (YYYY-MM-DD, UTC)." }),
   consumption: Schema.Array(Schema.Struct({
     operation: Schema.String,
-    calls: Schema.Number.annotations({ description: "Metered calls served in the last 30 days." }),
+    calls: Schema.Number.annotations({ description: "Metered calls served in the last 30 days (debits not refunded)." }),
     credits: Schema.Number.annotations({ description: "Credits those calls cost, refunds deducted." }),
+    refunds: Schema.Number.annotations({ description: "Debits of this operation refunded in the last 30 days (their calls failed)." }),
+    refunded_credits: Schema.Number.annotations({ description: "Credits given back to this operation in the last 30 days." }),
     refused_for_credits: Schema.Number.annotations({ description: "Calls refused with credits_exhausted in the last 30 days." })
-  })).annotations({ description: "Per operation, last 30 days, most credits first." })
+  })).annotations({ description: "Per operation, last 30 days, most credits first." }),
+  history: Schema.Array(LedgerEntry).annotations({
+    description: `The workspace's last ${historyLength} credit-ledger entries (grants, debits, refunds, refusals), newest first.`
+  })
 }).annotations({ identifier: "CreditAccount" })
 /** @since 0.1.0 @category models */
 export type Account = typeof Account.Type
@@ -102,7 +129,7 @@ export class Meter extends Context.Tag("@service/core/Meter")<Meter, {
   readonly usage: (workspaceId: string) => Effect.Effect<ReadonlyArray<Usage>>
   /** Adds credits outside the monthly allowance (operators, purchases, tests). */
   readonly grant: (grant: { readonly workspaceId: string; readonly credits: number; readonly note: string }) => Effect.Effect<void>
-  /** Balance, allowance and the last 30 days' consumption per operation. */
+  /** Balance, allowance, the last 30 days' consumption per operation and the latest ledger entries. */
   readonly account: (workspaceId: string) => Effect.Effect<Account>
 }>() {}
 
@@ -125,11 +152,16 @@ const BalanceRow = Schema.Array(Schema.Struct({ balance: Schema.NumberFromString
 const decodeBalance = Schema.decodeUnknown(BalanceRow)
 const ConsumptionRow = Schema.Array(Schema.Struct({
   operation: Schema.String,
-  calls: Schema.NumberFromString,
+  debits: Schema.NumberFromString,
   credits: Schema.NumberFromString,
+  refunds: Schema.NumberFromString,
+  refunded_credits: Schema.NumberFromString,
   refused: Schema.NumberFromString
 }))
 const decodeConsumption = Schema.decodeUnknown(ConsumptionRow)
+// bigint credits come back as text; the rest is LedgerEntry as is.
+const LedgerRow = Schema.Array(Schema.Struct({ ...LedgerEntry.fields, credits: Schema.NumberFromString }))
+const decodeLedger = Schema.decodeUnknown(LedgerRow)
 
 const periodOf = (now: number) => new Date(now).toISOString().slice(0, 7)
 const renewalOf = (now: number) => {
@@ -234,20 +266,24 @@ export const makeSql = (options: { readonly monthlyAllowance: number }) =>
         yield* sql.withTransaction(grantAllowance(workspaceId, now))
         yield* markGranted(workspaceId, now)
         const balance = yield* balanceOf(workspaceId)
-        const rows = yield* sql`SELECT operation, calls::text AS calls, credits::text AS credits, refused::text AS refused
+        // A refund row carries its debit's operation, so one pass over the window counts both.
+        const rows = yield* sql`SELECT operation, debits::text AS debits, credits::text AS credits, refunds::text AS refunds,
+            refunded_credits::text AS refunded_credits, refused::text AS refused
           FROM (
             SELECT operation,
-              count(*) FILTER (WHERE kind = 'debit') AS calls,
+              count(*) FILTER (WHERE kind = 'debit') AS debits,
               -coalesce(sum(credits) FILTER (WHERE kind IN ('debit', 'refund')), 0) AS credits,
+              count(*) FILTER (WHERE kind = 'refund') AS refunds,
+              coalesce(sum(credits) FILTER (WHERE kind = 'refund'), 0) AS refunded_credits,
               count(*) FILTER (WHERE kind = 'refused') AS refused
             FROM core.credit_ledger
             WHERE workspace_id = ${workspaceId} AND operation IS NOT NULL AND created_at >= ${since}::timestamptz
             GROUP BY operation
           ) t ORDER BY credits DESC, operation`.pipe(Effect.flatMap(decodeConsumption))
-        const refundedCalls = yield* sql`SELECT d.operation, count(*)::text AS calls, '0' AS credits, '0' AS refused
-          FROM core.credit_ledger r JOIN core.credit_ledger d ON d.id = r.refund_of
-          WHERE r.workspace_id = ${workspaceId} AND r.kind = 'refund' AND r.created_at >= ${since}::timestamptz
-          GROUP BY d.operation`.pipe(Effect.flatMap(decodeConsumption))
+        const history = yield* sql`SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at,
+            kind, operation, credits::text AS credits, request_id, note
+          FROM core.credit_ledger WHERE workspace_id = ${workspaceId}
+          ORDER BY created_at DESC, id DESC LIMIT ${historyLength}`.pipe(Effect.flatMap(decodeLedger))
         return {
           balance,
           monthly_allowance: options.monthlyAllowance,
@@ -256,10 +292,13 @@ export const makeSql = (options: { readonly monthlyAllowance: number }) =>
           consumption: rows.map((row) => ({
             operation: row.operation,
             // A refunded call was not served.
-            calls: row.calls - (refundedCalls.find((r) => r.operation === row.operation)?.calls ?? 0),
+            calls: row.debits - row.refunds,
             credits: row.credits,
+            refunds: row.refunds,
+            refunded_credits: row.refunded_credits,
             refused_for_credits: row.refused
-          }))
+          })),
+          history
         }
       }).pipe(Effect.orDie, Effect.withSpan("Meter.account"))
 
@@ -293,39 +332,45 @@ export const layerMemory = (options: { readonly monthlyAllowance: number }): Lay
       readonly workspaceId: string
       readonly kind: "grant" | "debit" | "refund" | "refused"
       readonly credits: number
-      readonly operation: string | undefined
-      readonly period: string | undefined
-      readonly refundOf: number | undefined
+      readonly operation: string | null
+      readonly requestId: string | null
+      readonly note: string | null
+      readonly period: string | null
+      readonly refundOf: number | null
       readonly at: number
     }
     const ledger: Array<Entry> = []
     const balances = new Map<string, number>()
-    const append = (entry: Omit<Entry, "id">) => {
+    // Columns a row leaves empty default to null, as in core.credit_ledger.
+    const append = (
+      entry: Pick<Entry, "workspaceId" | "kind" | "credits" | "at"> & Partial<Pick<Entry, "operation" | "requestId" | "note" | "period" | "refundOf">>
+    ) => {
       const id = ledger.length + 1
-      ledger.push({ ...entry, id })
+      ledger.push({ operation: null, requestId: null, note: null, period: null, refundOf: null, ...entry, id })
       if (entry.kind !== "debit") balances.set(entry.workspaceId, (balances.get(entry.workspaceId) ?? 0) + entry.credits)
       return id
     }
     const grantAllowance = (workspaceId: string, now: number) => {
       const period = periodOf(now)
       if (!ledger.some((e) => e.kind === "grant" && e.workspaceId === workspaceId && e.period === period)) {
-        append({ workspaceId, kind: "grant", credits: options.monthlyAllowance, operation: undefined, period, refundOf: undefined, at: now })
+        append({ workspaceId, kind: "grant", credits: options.monthlyAllowance, period, note: "monthly allowance", at: now })
       }
     }
     return Meter.of({
-      charge: ({ credits, operation, workspaceId }) =>
+      charge: ({ credits, operation, requestId, workspaceId }) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) => {
           grantAllowance(workspaceId, now)
           const balance = balances.get(workspaceId) ?? 0
           if (balance < credits) {
-            append({ workspaceId, kind: "refused", credits: 0, operation, period: undefined, refundOf: undefined, at: now })
+            append({ workspaceId, kind: "refused", credits: 0, operation, requestId, note: "balance below the price", at: now })
             return Effect.fail(new CreditsExhausted({ operation, price: credits, balance, renewsOn: renewalOf(now) }))
           }
           balances.set(workspaceId, balance - credits)
-          const id = append({ workspaceId, kind: "debit", credits: -credits, operation, period: undefined, refundOf: undefined, at: now })
+          // 0 - x, not -x: a free charge must not be stored as -0.
+          const id = append({ workspaceId, kind: "debit", credits: 0 - credits, operation, requestId, at: now })
           return Effect.succeed({ ledgerId: String(id), workspaceId, credits })
         }),
-      refund: (charge) =>
+      refund: (charge, note) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) =>
           Effect.sync(() => {
             const debit = ledger.find((e) => String(e.id) === charge.ledgerId && e.kind === "debit")
@@ -335,7 +380,8 @@ export const layerMemory = (options: { readonly monthlyAllowance: number }): Lay
               kind: "refund",
               credits: charge.credits,
               operation: debit.operation,
-              period: undefined,
+              requestId: debit.requestId,
+              note,
               refundOf: debit.id,
               at: now
             })
@@ -354,34 +400,47 @@ export const layerMemory = (options: { readonly monthlyAllowance: number }): Lay
           }
           return [...counts.values()].sort((a, b) => b.day.localeCompare(a.day) || a.operation.localeCompare(b.operation))
         }),
-      grant: ({ credits, workspaceId }) =>
+      grant: ({ credits, note, workspaceId }) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          Effect.sync(() =>
-            void append({ workspaceId, kind: "grant", credits, operation: undefined, period: undefined, refundOf: undefined, at: now })
-          )),
+          Effect.sync(() => void append({ workspaceId, kind: "grant", credits, note, at: now }))),
       account: (workspaceId) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) =>
           Effect.sync(() => {
             grantAllowance(workspaceId, now)
-            const recent = ledger.filter((e) => e.workspaceId === workspaceId && e.operation !== undefined && e.at >= now - 30 * 24 * 3600 * 1000)
+            const recent = ledger.filter((e) => e.workspaceId === workspaceId && e.operation !== null && e.at >= now - 30 * 24 * 3600 * 1000)
             const operations = [...new Set(recent.map((e) => e.operation ?? ""))]
             const consumption = operations.map((operation) => {
               const mine = recent.filter((e) => e.operation === operation)
-              const refunds = mine.filter((e) => e.kind === "refund").length
+              const refunds = mine.filter((e) => e.kind === "refund")
               return {
                 operation,
-                calls: mine.filter((e) => e.kind === "debit").length - refunds,
+                calls: mine.filter((e) => e.kind === "debit").length - refunds.length,
                 // 0 - x, not -x: a net of zero must not read as -0.
                 credits: 0 - mine.filter((e) => e.kind === "debit" || e.kind === "refund").reduce((sum, e) => sum + e.credits, 0),
+                refunds: refunds.length,
+                refunded_credits: refunds.reduce((sum, e) => sum + e.credits, 0),
                 refused_for_credits: mine.filter((e) => e.kind === "refused").length
               }
             }).sort((a, b) => b.credits - a.credits || a.operation.localeCompare(b.operation))
+            const history = ledger
+              .filter((e) => e.workspaceId === workspaceId)
+              .sort((a, b) => b.at - a.at || b.id - a.id)
+              .slice(0, historyLength)
+              .map((e) => ({
+                at: new Date(e.at).toISOString(),
+                kind: e.kind,
+                operation: e.operation,
+                credits: e.credits,
+                request_id: e.requestId,
+                note: e.note
+              }))
             return {
               balance: balances.get(workspaceId) ?? 0,
               monthly_allowance: options.monthlyAllowance,
               period: periodOf(now),
               renews_on: renewalOf(now),
-              consumption
+              consumption,
+              history
             }
           }))
     })

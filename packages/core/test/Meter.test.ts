@@ -113,7 +113,14 @@ for (const adapter of adapters) {
         const account = yield* meter.account(ws.id)
         assert.strictEqual(account.balance, 0)
         assert.strictEqual(account.monthly_allowance, allowance)
-        assert.deepStrictEqual(account.consumption, [{ operation: "op", calls: allowance, credits: allowance, refused_for_credits: 1 }])
+        assert.deepStrictEqual(account.consumption, [
+          { operation: "op", calls: allowance, credits: allowance, refunds: 0, refunded_credits: 0, refused_for_credits: 1 }
+        ])
+        // The refusal is the newest entry, for zero credits, with its request and reason.
+        assert.deepStrictEqual(
+          account.history.map(({ at: _, ...entry }) => entry)[0],
+          { kind: "refused", operation: "op", credits: 0, request_id: "req_1", note: "balance below the price" }
+        )
         // An operator grant makes the next charge pass.
         yield* meter.grant({ workspaceId: ws.id, credits: 2, note: "test top-up" })
         yield* meter.charge(charge)
@@ -129,7 +136,53 @@ for (const adapter of adapters) {
         yield* meter.refund(charge, "failed again")
         const account = yield* meter.account(ws.id)
         assert.strictEqual(account.balance, allowance)
-        assert.deepStrictEqual(account.consumption, [{ operation: "op", calls: 0, credits: 0, refused_for_credits: 0 }])
+        assert.deepStrictEqual(account.consumption, [{ operation: "op", calls: 0, credits: 0, refunds: 1, refunded_credits: 1, refused_for_credits: 0 }])
+        // One refund row, with the first reason: the second ask wrote nothing.
+        assert.deepStrictEqual(account.history.map((e) => [e.kind, e.credits, e.note]), [
+          ["refund", 1, "failed"],
+          ["debit", -1, null],
+          ["grant", allowance, "monthly allowance"]
+        ])
+      }))
+
+    it.effect("shows debits and refunds apart: consumption counts the refund, history lists every entry newest first", () =>
+      Effect.gen(function*() {
+        const meter = yield* Meter.Meter
+        const ws = yield* workspace
+        yield* meter.grant({ workspaceId: ws.id, credits: 20, note: "credits for unlocks" })
+        const unlock = (requestId: string) => meter.charge({ workspaceId: ws.id, operation: "contact_unlock", requestId, credits: 5 })
+        yield* unlock("req_unlock_a")
+        const failed = yield* unlock("req_unlock_b")
+        yield* meter.refund(failed, "provider returned nothing for the account")
+        const account = yield* meter.account(ws.id)
+        assert.strictEqual(account.balance, 20 + allowance - 5)
+        assert.deepStrictEqual(account.consumption, [
+          { operation: "contact_unlock", calls: 1, credits: 5, refunds: 1, refunded_credits: 5, refused_for_credits: 0 }
+        ])
+        assert.deepStrictEqual(account.history.map(({ at: _, ...entry }) => entry), [
+          { kind: "refund", operation: "contact_unlock", credits: 5, request_id: "req_unlock_b", note: "provider returned nothing for the account" },
+          { kind: "debit", operation: "contact_unlock", credits: -5, request_id: "req_unlock_b", note: null },
+          { kind: "debit", operation: "contact_unlock", credits: -5, request_id: "req_unlock_a", note: null },
+          // The month's allowance is granted on the first charge, after the operator's grant.
+          { kind: "grant", operation: null, credits: allowance, request_id: null, note: "monthly allowance" },
+          { kind: "grant", operation: null, credits: 20, request_id: null, note: "credits for unlocks" }
+        ])
+        for (const entry of account.history) assert.match(entry.at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
+        const times = account.history.map((e) => e.at)
+        assert.deepStrictEqual(times, [...times].sort().reverse())
+        // The ledger sums to the balance.
+        assert.strictEqual(account.history.reduce((sum, e) => sum + e.credits, 0), account.balance)
+      }))
+
+    it.effect("history keeps the last 50 entries", () =>
+      Effect.gen(function*() {
+        const meter = yield* Meter.Meter
+        const ws = yield* workspace
+        yield* meter.grant({ workspaceId: ws.id, credits: 60, note: "many calls" })
+        for (let i = 0; i < 60; i++) yield* meter.charge({ workspaceId: ws.id, operation: "op", requestId: `req_h${i}`, credits: 1 })
+        const { history } = yield* meter.account(ws.id)
+        assert.strictEqual(history.length, 50)
+        assert.deepStrictEqual([history[0]?.request_id, history[49]?.request_id], ["req_h59", "req_h10"])
       }))
 
     it.effect("concurrent charges never spend more than the balance", () =>
@@ -155,7 +208,10 @@ for (const adapter of adapters) {
         assert.isTrue(defect._tag === "Failure")
         let account = yield* meter.account(who.workspace.id)
         assert.strictEqual(account.balance, allowance - 1)
-        assert.deepStrictEqual(account.consumption, [{ operation: "toy_paid", calls: 1, credits: 1, refused_for_credits: 0 }])
+        // The refused call and the defect were each debited before they ran, then refunded.
+        assert.deepStrictEqual(account.consumption, [
+          { operation: "toy_paid", calls: 1, credits: 1, refunds: 2, refunded_credits: 2, refused_for_credits: 0 }
+        ])
         yield* call(who, paid, "dos")
         yield* call(who, paid, "tres")
         const exhausted = yield* Effect.flip(call(who, paid, "cuatro"))
@@ -164,7 +220,9 @@ for (const adapter of adapters) {
         assert.deepStrictEqual(yield* call(who, free, "gratis"), { word: "gratis" })
         account = yield* meter.account(who.workspace.id)
         assert.strictEqual(account.balance, 0)
-        assert.deepStrictEqual(account.consumption, [{ operation: "toy_paid", calls: 3, credits: 3, refused_for_credits: 1 }])
+        assert.deepStrictEqual(account.consumption, [
+          { operation: "toy_paid", calls: 3, credits: 3, refunds: 2, refunded_credits: 2, refused_for_credits: 1 }
+        ])
         const served = yield* meter.usage(who.workspace.id)
         assert.deepStrictEqual(served.map((u) => [u.operation, u.units]), [["toy_paid", 3]])
       }))
