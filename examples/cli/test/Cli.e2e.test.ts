@@ -14,8 +14,10 @@ import { assert, layer } from "@effect/vitest"
 import * as App from "@service/app/App"
 import * as Format from "@service/cli/Format"
 import * as InProcess from "@service/cli/InProcess"
+import * as Accounts from "@service/core/Accounts"
 import { Crypto } from "@service/core/Crypto"
 import * as Leaks from "@service/core/Leaks"
+import { Crm } from "@service/crm/Crm"
 import { ensureDemo } from "@service/example-server/Bootstrap"
 import * as Server from "@service/example-server/Server"
 import * as MarketOperations from "@service/market-contract/Operations"
@@ -31,6 +33,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import { execFile, spawn as spawnChild } from "node:child_process"
+import { randomBytes } from "node:crypto"
 import { fileURLToPath } from "node:url"
 
 const API_KEY = "svc_key_cli_e2e_0123456789abcdef"
@@ -102,6 +105,39 @@ const resultsOf = (envelope: unknown): ReadonlyArray<Record<string, unknown>> =>
     ? results.filter((row): row is Record<string, unknown> => typeof row === "object" && row !== null)
     : []
 }
+
+/** What `contacts quote --json` prints (the fields the unlock needs and the price). */
+const QuoteOutput = Schema.parseJson(Schema.Struct({
+  collection_id: Schema.String,
+  accounts: Schema.Array(Schema.Struct({ record_id: Schema.String, already_unlocked: Schema.Boolean, credits: Schema.Number })),
+  total_credits: Schema.Number,
+  credits_per_account: Schema.Number,
+  balance: Schema.Number,
+  sufficient: Schema.Boolean,
+  quote_token: Schema.String,
+  idempotency_key: Schema.String
+}))
+
+/** What `contacts unlock --json` prints. */
+const UnlockOutput = Schema.parseJson(Schema.Struct({
+  unlock_id: Schema.String,
+  collection_id: Schema.String,
+  idempotency_key: Schema.String,
+  accounts: Schema.Array(Schema.Struct({
+    record_id: Schema.String,
+    outcome: Schema.Literal("found", "not_found", "failed", "already_unlocked"),
+    credits: Schema.Number,
+    coordinates: Schema.NullOr(Schema.Struct({ email: Schema.NullOr(Schema.String), phone: Schema.NullOr(Schema.String) }))
+  })),
+  charged_credits: Schema.Number,
+  refunded_credits: Schema.Number,
+  balance: Schema.Number,
+  test_workspace: Schema.Boolean,
+  replayed: Schema.Boolean
+}))
+
+/** The balance `account usage --json` prints. */
+const UsageOutput = Schema.parseJson(Schema.Struct({ balance: Schema.Number }))
 
 const [first] = TestDatabase.targets()
 
@@ -260,6 +296,119 @@ for (const database of TestDatabase.targets()) {
         // One pass over each output for every value (`Leaks.find`), not one `includes` per value and output.
         assert.deepStrictEqual(Leaks.find(outputs, scan).flat(), [], "an output leaked a source identity or a contact")
       }))
+
+    it.effect("contacts: quote, then unlock with the quote's token and key; the retry spends nothing", () =>
+      Effect.gen(function*() {
+        const { baseUrl } = yield* Target
+        const accounts = yield* Accounts.Accounts
+        const crm = yield* Crm
+        const demo = yield* accounts.findWorkspaceBySlug("demo").pipe(
+          Effect.flatMap(Option.match({ onNone: () => Effect.dieMessage("no demo workspace"), onSome: Effect.succeed }))
+        )
+        // The quote token is bound to the person behind the key: the activating key is the demo owner's, as the demo key.
+        const owner = (yield* accounts.listMembers(demo.id)).find((member) => member.role === "owner")?.person
+        if (owner === undefined) return yield* Effect.dieMessage("the demo workspace has no owner")
+        const issued = yield* accounts.issueCredential({
+          workspaceId: demo.id,
+          kind: "api_key",
+          label: "cli contacts e2e",
+          scopes: ["commercial:read", "commercial:activate"],
+          personId: owner.id
+        }).pipe(Effect.orDie)
+        const activateKey = Redacted.value(issued.secret)
+        const suffix = randomBytes(4).toString("hex")
+        const contactIds: Array<string> = []
+        for (const name of ["ana", "beto", "carla"]) {
+          const outcome = yield* crm.applyContact(demo.id, { name, email: `${name}.${suffix}@sur-cli.mx` })
+          if (outcome._tag !== "Created") return yield* Effect.dieMessage(`contact ${name} not created: ${outcome._tag}`)
+          contactIds.push(outcome.contact.id)
+        }
+        const collection = yield* crm.createCollection(demo.id, { name: `CLI unlock ${suffix}`, contactIds }).pipe(Effect.orDie)
+        const selection = ["--record-ids", contactIds.join(",")]
+        const balanceNow = Effect.gen(function*() {
+          const usage = yield* service([...connection(baseUrl, activateKey), "account", "usage", "--json"])
+          assert.strictEqual(usage.code, EXIT.ok, usage.stderr)
+          return Schema.decodeUnknownSync(UsageOutput)(usage.stdout).balance
+        })
+        const before = yield* balanceNow
+
+        // The quote, free: a price per account, a token and the key of the one unlock it may lead to.
+        const quoted = yield* service([...connection(baseUrl, activateKey), "contacts", "quote", collection.id, ...selection, "--json"])
+        assert.strictEqual(quoted.code, EXIT.ok, quoted.stderr)
+        const quote = Schema.decodeUnknownSync(QuoteOutput)(quoted.stdout)
+        assert.strictEqual(quote.collection_id, collection.id)
+        assert.sameMembers(quote.accounts.map((a) => a.record_id), contactIds)
+        assert.isTrue(quote.accounts.every((a) => !a.already_unlocked && a.credits === quote.credits_per_account))
+        assert.isAbove(quote.credits_per_account, 0)
+        const total = quote.total_credits
+        assert.strictEqual(total, contactIds.length * quote.credits_per_account)
+        assert.deepStrictEqual([quote.balance, quote.sufficient], [before, true])
+        assert.match(quote.idempotency_key, /^unl_[0-9a-f]{32}$/)
+        assert.notInclude(quoted.stdout, "sur-cli.mx")
+
+        // The summary a person reads: the price, and that they must confirm it.
+        const summary = yield* service([...connection(baseUrl, activateKey), "contacts", "quote", collection.id, ...selection])
+        assert.strictEqual(summary.code, EXIT.ok, summary.stderr)
+        assert.include(summary.stdout, `Unlocking ${contactIds.length} accounts will cost ${total} insight credits`)
+        assert.include(summary.stdout, `the user must confirm spending at most ${total} credits`)
+
+        const unlock = [
+          "contacts", "unlock", collection.id, ...selection,
+          "--max-credits", String(total), "--quote-token", quote.quote_token, "--idempotency-key", quote.idempotency_key
+        ]
+        // Without --confirm: the server's confirmation_required (exit 3), whose recovery is to ask the user.
+        const unconfirmed = yield* service([...connection(baseUrl, activateKey), ...unlock])
+        assert.strictEqual(unconfirmed.code, EXIT.refused, unconfirmed.stderr)
+        assert.include(unconfirmed.stderr, "(HTTP 400")
+        assert.include(unconfirmed.stderr, "code: confirmation_required")
+        assert.include(unconfirmed.stderr, "field: confirm")
+        assert.strictEqual(unconfirmed.stdout, "")
+        const declined = yield* service([...connection(baseUrl, activateKey), ...unlock, "--input-json", JSON.stringify({ confirm: false })])
+        assert.strictEqual(declined.code, EXIT.refused, declined.stderr)
+        assert.include(declined.stderr, "(HTTP 400")
+        assert.include(declined.stderr, "code: confirmation_required")
+        assert.include(declined.stderr, "recovery.action: confirm_with_the_user")
+        assert.strictEqual(declined.stdout, "")
+        // The demo key reads (commercial:read) but may not spend: denied before the domain sees the request.
+        const denied = yield* service([...connection(baseUrl), ...unlock, "--confirm"])
+        assert.strictEqual(denied.code, EXIT.denied, denied.stderr)
+        assert.include(denied.stderr, "HTTP 403")
+        assert.include(denied.stderr, "needs one of the scopes: commercial:activate")
+        assert.strictEqual(denied.stdout, "")
+        assert.strictEqual(yield* balanceNow, before, "a refused or denied unlock spends nothing")
+
+        // Confirmed with the activating key: researched and charged the quoted total.
+        const unlocked = yield* service([...connection(baseUrl, activateKey), ...unlock, "--confirm", "--json"])
+        assert.strictEqual(unlocked.code, EXIT.ok, unlocked.stderr)
+        const result = Schema.decodeUnknownSync(UnlockOutput)(unlocked.stdout)
+        assert.deepStrictEqual(
+          [result.collection_id, result.idempotency_key, result.replayed, result.test_workspace],
+          [collection.id, quote.idempotency_key, false, false]
+        )
+        assert.sameMembers(result.accounts.map((a) => a.record_id), contactIds)
+        for (const account of result.accounts) {
+          assert.oneOf(account.outcome, ["found", "not_found"])
+          assert.strictEqual(account.credits, quote.credits_per_account)
+          if (account.outcome === "found") assert.match(account.coordinates?.email ?? "", /@sandbox\.invalid$/)
+          else assert.isNull(account.coordinates)
+        }
+        assert.deepStrictEqual([result.charged_credits, result.refunded_credits, result.balance], [total, 0, before - total])
+
+        // The same command again answers the first result and spends nothing.
+        const retried = yield* service([...connection(baseUrl, activateKey), ...unlock, "--confirm", "--json"])
+        assert.strictEqual(retried.code, EXIT.ok, retried.stderr)
+        const replay = Schema.decodeUnknownSync(UnlockOutput)(retried.stdout)
+        assert.deepStrictEqual(replay, { ...result, replayed: true })
+
+        if (database === first) {
+          // The process boundary for a spending command: a shell retrying it gets exit 0 and the stored answer.
+          const spawned = yield* spawn([...connection(baseUrl, activateKey), ...unlock, "--confirm", "--json"])
+          assert.strictEqual(spawned.code, EXIT.ok, spawned.stderr)
+          assert.strictEqual(spawned.stderr, "")
+          assert.deepStrictEqual(Schema.decodeUnknownSync(UnlockOutput)(spawned.stdout), { ...result, replayed: true })
+        }
+        assert.strictEqual(yield* balanceNow, before - total, "the unlock spent the quoted total, once")
+      }), { timeout: 0 })
 
     if (database === first) {
       // The process boundary: one spawn per outcome a shell script tells apart.

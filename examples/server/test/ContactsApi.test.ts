@@ -1,10 +1,16 @@
 /**
- * The contact quote through the real server as users reach it: over REST with the demo owner's key and as the MCP
- * tool `service_contact_quote` through the official 2.x client, whose annotations say it spends nothing. A key
- * without `commercial:read` is refused. One server per database target.
+ * The contact quote and unlock through the real server as users reach it. The quote over REST with the demo
+ * owner's key and as the MCP tool `service_contact_quote` through the official 2.x client, whose annotations say it
+ * spends nothing; a key without `commercial:read` is refused. The unlock over REST and as the MCP tool
+ * `service_contact_unlock` through the official 1.x client, with a key holding `commercial:activate`: it spends the
+ * quoted credits once, a retry with the idempotency key replays it without spending again, the owner's
+ * `commercial:read` key may quote but not unlock, and every refusal says what to do next. One server per database
+ * target.
  */
 import { assert, layer } from "@effect/vitest"
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client"
+import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import * as Accounts from "@service/core/Accounts"
 import { Crm } from "@service/crm/Crm"
 import * as TestDatabase from "@service/storage/TestDatabase"
@@ -20,9 +26,19 @@ import { rest, Running, serverOn } from "./support/Rest.js"
 
 const OWNER_KEY = "svc_key_contacts_owner_0123456789abcdef"
 const TOPICS_KEY = "svc_key_contacts_topics_0123456789abcdef"
+/** The demo owner's key that may also spend: `commercial:read` and `commercial:activate`. */
+const ACTIVATE_KEY = "svc_key_contacts_activate_0123456789abcdef"
 
-/** The demo workspace's collection of three contacts. */
-class Selection extends Context.Tag("Selection")<Selection, { readonly collectionId: string; readonly contactIds: ReadonlyArray<string> }>() {}
+/**
+ * The demo workspace's collection of three contacts (quoted only, never unlocked), and a second collection of six
+ * contacts the unlock tests spend on, two each, so no test depends on another's order.
+ */
+class Selection extends Context.Tag("Selection")<Selection, {
+  readonly collectionId: string
+  readonly contactIds: ReadonlyArray<string>
+  readonly unlockCollectionId: string
+  readonly unlockContactIds: ReadonlyArray<string>
+}>() {}
 
 const prepared = Layer.effect(
   Selection,
@@ -32,14 +48,26 @@ const prepared = Layer.effect(
     const crm = yield* Crm
     const demo = Option.getOrThrow(yield* accounts.findWorkspaceBySlug("demo"))
     yield* accounts.issueCredential({ workspaceId: demo.id, kind: "api_key", label: "topics only", scopes: ["topics:write"], secret: Redacted.make(TOPICS_KEY) })
-    const contactIds: Array<string> = []
-    for (const email of ["luis@norte.mx", "eva@norte.mx", "raul@norte.mx"]) {
-      const outcome = yield* crm.applyContact(demo.id, { name: email.split("@")[0] ?? email, email })
-      if (outcome._tag !== "Created") return yield* Effect.dieMessage(`not created: ${outcome._tag}`)
-      contactIds.push(outcome.contact.id)
-    }
+    // The same person as the owner key's (ensureDemo gives it the owner), so both keys' quotes are that person's.
+    const owner = (yield* accounts.listMembers(demo.id)).find((member) => member.role === "owner")
+    if (owner === undefined) return yield* Effect.dieMessage("the demo workspace has no owner")
+    yield* accounts.issueCredential({
+      workspaceId: demo.id,
+      kind: "api_key",
+      label: "contacts: read and activate",
+      scopes: ["commercial:read", "commercial:activate"],
+      personId: owner.person.id,
+      secret: Redacted.make(ACTIVATE_KEY)
+    })
+    const contactsOf = (emails: ReadonlyArray<string>) =>
+      Effect.forEach(emails, (email) =>
+        Effect.flatMap(crm.applyContact(demo.id, { name: email.split("@")[0] ?? email, email }), (outcome) =>
+          outcome._tag === "Created" ? Effect.succeed(outcome.contact.id) : Effect.dieMessage(`not created: ${outcome._tag}`)))
+    const contactIds = yield* contactsOf(["luis@norte.mx", "eva@norte.mx", "raul@norte.mx"])
     const collection = yield* crm.createCollection(demo.id, { name: "Norte", contactIds })
-    return { collectionId: collection.id, contactIds }
+    const unlockContactIds = yield* contactsOf(["ana@sur.cl", "beto@sur.cl", "caro@sur.cl", "dani@sur.cl", "ema@sur.cl", "fede@sur.cl"])
+    const unlockCollection = yield* crm.createCollection(demo.id, { name: "Sur", contactIds: unlockContactIds })
+    return { collectionId: collection.id, contactIds, unlockCollectionId: unlockCollection.id, unlockContactIds }
   }).pipe(Effect.orDie)
 )
 
@@ -51,6 +79,88 @@ const QuoteBody = Schema.parseJson(Schema.Struct({
   summary: Schema.String,
   accounts: Schema.Array(Schema.Struct({ record_id: Schema.String, credits: Schema.Number }))
 }))
+
+/** An unlock as every surface answers it (its structured content over MCP). */
+const UnlockShape = Schema.Struct({
+  unlock_id: Schema.String,
+  collection_id: Schema.String,
+  idempotency_key: Schema.String,
+  accounts: Schema.Array(Schema.Struct({
+    record_id: Schema.String,
+    outcome: Schema.Literal("found", "not_found", "failed", "already_unlocked"),
+    credits: Schema.Number,
+    coordinates: Schema.NullOr(Schema.Struct({ email: Schema.NullOr(Schema.String), phone: Schema.NullOr(Schema.String) }))
+  })),
+  charged_credits: Schema.Number,
+  refunded_credits: Schema.Number,
+  balance: Schema.Number,
+  test_workspace: Schema.Boolean,
+  summary: Schema.String,
+  replayed: Schema.Boolean
+})
+const UnlockBody = Schema.parseJson(UnlockShape)
+
+/** A refused contact operation over HTTP: the transport's envelope and the domain's block under `contacts`. */
+const RefusalBody = Schema.parseJson(Schema.Struct({
+  statusCode: Schema.Number,
+  code: Schema.String,
+  message: Schema.String,
+  contacts: Schema.Struct({
+    code: Schema.String,
+    why: Schema.String,
+    suggested_correction: Schema.String,
+    retryable: Schema.Boolean,
+    recovery: Schema.Struct({ action: Schema.String }),
+    field: Schema.optional(Schema.String)
+  })
+}))
+
+/** What a client acts on in a refusal: its status, code, faulty field and recovery. */
+const refusalOf = (body: typeof RefusalBody.Type) => ({
+  status: body.statusCode,
+  code: body.contacts.code,
+  field: body.contacts.field,
+  action: body.contacts.recovery.action,
+  retryable: body.contacts.retryable
+})
+
+const ForbiddenBody = Schema.parseJson(Schema.Struct({ statusCode: Schema.Literal(403), code: Schema.Literal("FORBIDDEN"), message: Schema.String }))
+
+/** The credit account (the account group's usage operation): only the fields every version of it has. */
+const UsageBody = Schema.parseJson(Schema.Struct({
+  balance: Schema.Number,
+  consumption: Schema.Array(Schema.Struct({ operation: Schema.String, calls: Schema.Number, credits: Schema.Number }))
+}))
+
+/** The annotations the unlock tool must carry: spends (not read-only, not undoable), not idempotent, reaches a provider. */
+const UNLOCK_ANNOTATIONS = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true }
+
+const json = { "content-type": "application/json" }
+
+/** The workspace's balance and what `contact_unlock` has cost it, as the usage route answers them. */
+const creditsOf = (port: number) =>
+  Effect.gen(function*() {
+    const answer = yield* rest(port, "GET", "/api/v1/workspaces/demo/account/usage", { "x-api-key": ACTIVATE_KEY })
+    assert.strictEqual(answer.status, 200, answer.text)
+    const account = Schema.decodeUnknownSync(UsageBody)(answer.text)
+    const unlocks = account.consumption.find((row) => row.operation === "contact_unlock")
+    return { balance: account.balance, unlockCalls: unlocks?.calls ?? 0, unlockCredits: unlocks?.credits ?? 0 }
+  })
+
+/** A quote over REST with `key`, decoded. */
+const restQuote = (port: number, key: string, collectionId: string, recordIds: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const answer = yield* rest(port, "POST", "/api/v1/workspaces/demo/contacts/quote", { ...json, "x-api-key": key }, JSON.stringify({
+      collection_id: collectionId,
+      record_ids: recordIds
+    }))
+    assert.strictEqual(answer.status, 200, answer.text)
+    return Schema.decodeUnknownSync(QuoteBody)(answer.text)
+  })
+
+/** An unlock over REST with `key`, undecoded: its status and text are what the tests check. */
+const restUnlock = (port: number, key: string, body: Readonly<Record<string, unknown>>) =>
+  rest(port, "POST", "/api/v1/workspaces/demo/contacts/unlock", { ...json, "x-api-key": key }, JSON.stringify(body))
 
 for (const target of TestDatabase.targets()) {
   const Env = serverOn(target, prepared)
@@ -90,11 +200,169 @@ for (const target of TestDatabase.targets()) {
         const tool = tools.tools.find((t) => t.name === "service_contact_quote")
         assert.isDefined(tool)
         assert.deepInclude(tool?.annotations ?? {}, { readOnlyHint: true, destructiveHint: false })
+        // The unlock next to it says it spends: what a 2.x client shows before asking the user.
+        const unlockTool = tools.tools.find((t) => t.name === "service_contact_unlock")
+        assert.isDefined(unlockTool)
+        assert.deepInclude(unlockTool?.annotations ?? {}, UNLOCK_ANNOTATIONS)
         const result = yield* Effect.promise(() => client.callTool({ name: "service_contact_quote", arguments: { collection_id: collectionId, record_ids: contactIds } }))
         assert.notStrictEqual(result.isError, true, JSON.stringify(result))
         const text = JSON.stringify(result.structuredContent)
         assert.include(text, "Unlocking 3 accounts will cost 15 insight credits")
         assert.notInclude(text, "norte.mx")
+      }))
+
+    it.effect("unlock over REST: 5 credits per account once, a retry with the key replays without spending", () =>
+      Effect.gen(function*() {
+        const { port } = yield* Running
+        const { unlockCollectionId, unlockContactIds } = yield* Selection
+        const selected = unlockContactIds.slice(0, 2)
+        const before = yield* creditsOf(port)
+        const quote = yield* restQuote(port, ACTIVATE_KEY, unlockCollectionId, selected)
+        assert.deepStrictEqual([quote.total_credits, quote.sufficient], [10, true])
+        const request = {
+          collection_id: unlockCollectionId,
+          record_ids: selected,
+          confirm: true,
+          max_credits: quote.total_credits,
+          quote_token: quote.quote_token,
+          idempotency_key: quote.idempotency_key
+        }
+        const answer = yield* restUnlock(port, ACTIVATE_KEY, request)
+        assert.strictEqual(answer.status, 200, answer.text)
+        const first = Schema.decodeUnknownSync(UnlockBody)(answer.text)
+        assert.isFalse(first.replayed)
+        assert.isFalse(first.test_workspace)
+        assert.deepStrictEqual([first.collection_id, first.idempotency_key], [unlockCollectionId, quote.idempotency_key])
+        assert.sameMembers(first.accounts.map((a) => a.record_id), [...selected])
+        for (const account of first.accounts) {
+          assert.include(["found", "not_found"], account.outcome)
+          assert.strictEqual(account.credits, 5)
+          if (account.outcome === "found") assert.match(account.coordinates?.email ?? "", /@sandbox\.invalid$/)
+          else assert.isNull(account.coordinates)
+        }
+        assert.deepStrictEqual([first.charged_credits, first.refunded_credits], [10, 0])
+        assert.include(first.summary, "Spent 10 credits")
+        const after = yield* creditsOf(port)
+        assert.strictEqual(after.balance, before.balance - 10)
+        assert.strictEqual(first.balance, after.balance)
+        assert.deepStrictEqual([after.unlockCalls, after.unlockCredits], [before.unlockCalls + 2, before.unlockCredits + 10])
+
+        // The same request again: the first answer, replayed, and nothing spent again.
+        const retry = yield* restUnlock(port, ACTIVATE_KEY, request)
+        assert.strictEqual(retry.status, 200, retry.text)
+        const again = Schema.decodeUnknownSync(UnlockBody)(retry.text)
+        assert.isTrue(again.replayed)
+        assert.deepStrictEqual({ ...again, replayed: false }, first)
+        assert.deepStrictEqual(yield* creditsOf(port), after)
+
+        // Unlocked now: quoted again, they cost nothing.
+        const requote = yield* restQuote(port, ACTIVATE_KEY, unlockCollectionId, selected)
+        assert.deepStrictEqual([requote.total_credits, requote.accounts.map((a) => a.credits)], [0, [0, 0]])
+      }))
+
+    it.effect("unlock over REST is refused before any spend: commercial:read alone is 403, no confirm is 400, a max below the price is 409", () =>
+      Effect.gen(function*() {
+        const { port } = yield* Running
+        const { unlockCollectionId, unlockContactIds } = yield* Selection
+        const selected = unlockContactIds.slice(2, 4)
+        const before = yield* creditsOf(port)
+        const requestOf = (quote: typeof QuoteBody.Type) => ({
+          collection_id: unlockCollectionId,
+          record_ids: selected,
+          confirm: true,
+          max_credits: quote.total_credits,
+          quote_token: quote.quote_token,
+          idempotency_key: quote.idempotency_key
+        })
+
+        // The owner's demo key (commercial:read, no commercial:activate) may quote, not unlock.
+        const ownerQuote = yield* restQuote(port, OWNER_KEY, unlockCollectionId, selected)
+        assert.strictEqual(ownerQuote.total_credits, 10)
+        const denied = yield* restUnlock(port, OWNER_KEY, requestOf(ownerQuote))
+        assert.strictEqual(denied.status, 403, denied.text)
+        const forbidden = Schema.decodeUnknownSync(ForbiddenBody)(denied.text)
+        assert.include(forbidden.message, "commercial:activate")
+
+        const quote = yield* restQuote(port, ACTIVATE_KEY, unlockCollectionId, selected)
+        const unconfirmed = yield* restUnlock(port, ACTIVATE_KEY, { ...requestOf(quote), confirm: false })
+        assert.strictEqual(unconfirmed.status, 400, unconfirmed.text)
+        const confirmation = Schema.decodeUnknownSync(RefusalBody)(unconfirmed.text)
+        assert.deepStrictEqual(refusalOf(confirmation), {
+          status: 400,
+          code: "confirmation_required",
+          field: "confirm",
+          action: "confirm_with_the_user",
+          retryable: false
+        })
+        assert.isNotEmpty(confirmation.contacts.suggested_correction)
+
+        const underpriced = yield* restUnlock(port, ACTIVATE_KEY, { ...requestOf(quote), max_credits: quote.total_credits - 1 })
+        assert.strictEqual(underpriced.status, 409, underpriced.text)
+        const priceChanged = Schema.decodeUnknownSync(RefusalBody)(underpriced.text)
+        assert.deepStrictEqual(refusalOf(priceChanged), {
+          status: 409,
+          code: "price_changed",
+          field: "max_credits",
+          action: "request_a_new_quote",
+          retryable: false
+        })
+        assert.isNotEmpty(priceChanged.contacts.suggested_correction)
+        assert.include(priceChanged.contacts.why, "10 credits")
+
+        // Nothing of it was spent or unlocked: the balance is the same and the accounts still cost their price.
+        assert.deepStrictEqual(yield* creditsOf(port), before)
+        assert.strictEqual((yield* restQuote(port, ACTIVATE_KEY, unlockCollectionId, selected)).total_credits, 10)
+      }))
+
+    it.scoped("as the MCP tool service_contact_unlock through the 1.x client: annotated as spending, unlocks the quote once, replays", () =>
+      Effect.gen(function*() {
+        const { baseUrl, port } = yield* Running
+        const { unlockCollectionId, unlockContactIds } = yield* Selection
+        const selected = unlockContactIds.slice(4, 6)
+        const client = yield* Effect.acquireRelease(
+          Effect.promise(async () => {
+            const c = new ClientV1({ name: "contacts-e2e-v1", version: "0.0.0" })
+            await c.connect(new TransportV1(new URL(`${baseUrl}/mcp`), { requestInit: { headers: { "x-api-key": ACTIVATE_KEY } } }))
+            return c
+          }),
+          (c) => Effect.promise(() => c.close())
+        )
+        const tools = yield* Effect.promise(() => client.listTools())
+        const tool = tools.tools.find((t) => t.name === "service_contact_unlock")
+        assert.isDefined(tool)
+        assert.deepInclude(tool?.annotations ?? {}, UNLOCK_ANNOTATIONS)
+        assert.match(tool?.description ?? "", /spends insight credits/i)
+
+        const before = yield* creditsOf(port)
+        const quoted = yield* Effect.promise(() =>
+          client.callTool({ name: "service_contact_quote", arguments: { collection_id: unlockCollectionId, record_ids: selected } })
+        )
+        assert.notStrictEqual(quoted.isError, true, JSON.stringify(quoted))
+        const quote = Schema.decodeUnknownSync(QuoteBody.to)(quoted.structuredContent)
+        assert.strictEqual(quote.total_credits, 10)
+        const args = {
+          collection_id: unlockCollectionId,
+          record_ids: selected,
+          confirm: true,
+          max_credits: quote.total_credits,
+          quote_token: quote.quote_token,
+          idempotency_key: quote.idempotency_key
+        }
+        const unlocked = yield* Effect.promise(() => client.callTool({ name: "service_contact_unlock", arguments: args }))
+        assert.notStrictEqual(unlocked.isError, true, JSON.stringify(unlocked))
+        const first = Schema.decodeUnknownSync(UnlockShape)(unlocked.structuredContent)
+        assert.isFalse(first.replayed)
+        assert.deepStrictEqual([first.charged_credits, first.accounts.map((a) => a.credits)], [10, [5, 5]])
+        assert.include(first.summary, "Spent 10 credits")
+        const after = yield* creditsOf(port)
+        assert.strictEqual(after.balance, before.balance - 10)
+
+        const retried = yield* Effect.promise(() => client.callTool({ name: "service_contact_unlock", arguments: args }))
+        assert.notStrictEqual(retried.isError, true, JSON.stringify(retried))
+        const again = Schema.decodeUnknownSync(UnlockShape)(retried.structuredContent)
+        assert.isTrue(again.replayed)
+        assert.deepStrictEqual({ ...again, replayed: false }, first)
+        assert.deepStrictEqual(yield* creditsOf(port), after)
       }))
   })
 }

@@ -168,7 +168,8 @@ const readPath = (value: unknown, path: ReadonlyArray<string | number>): unknown
   return current
 }
 
-const isPlaceholder = (value: unknown): boolean => typeof value === "string" && /^<[^<>]+>$/.test(value)
+const isPlaceholder = (value: unknown): boolean =>
+  (typeof value === "string" && /^<[^<>]+>$/.test(value)) || (Array.isArray(value) && value.length > 0 && value.every(isPlaceholder))
 
 /**
  * The capability example of `op`, with any `exampleFrom` value read from a call of the source operation.
@@ -195,12 +196,16 @@ export const resolveExample = (
     if (outcome._tag !== "Success") {
       return yield* Effect.dieMessage(`${op.name}: the source example ${from.operation} was refused: ${outcome.raw.slice(0, 500)}`)
     }
-    const value = readPath(outcome.body, from.path)
-    if (value === undefined) return yield* Effect.dieMessage(`${op.name}: nothing at ${from.path.join(".")} of ${from.operation}`)
+    const read: Array<readonly [string, unknown]> = []
+    for (const { field, path } of [{ path: from.path, field: from.field }, ...(from.also ?? [])]) {
+      const value = readPath(outcome.body, path)
+      if (value === undefined) return yield* Effect.dieMessage(`${op.name}: nothing at ${path.join(".")} of ${from.operation}`)
+      read.push([field, value])
+    }
     const carried = Object.entries(op.capability.example).flatMap(([field, example]) =>
       isPlaceholder(example) && field in sourceInput ? [[field, sourceInput[field]] as const] : []
     )
-    return { ...op.capability.example, ...Object.fromEntries(carried), [from.field]: value }
+    return { ...op.capability.example, ...Object.fromEntries(carried), ...Object.fromEntries(read) }
   })
 
 const blockCode = (group: Operation.Group<unknown>, block: unknown): unknown =>

@@ -6,7 +6,8 @@
  * - the scopes the served groups declare, so no call is refused for a scope (see {@link scopesOf});
  * - the records the declared capability examples name by a fixed value rather than through `exampleFrom`:
  *   the topic `to_topic` and `topics_relation_delete` name, and the repository `topics_repository_index_load`
- *   loads an index for.
+ *   loads an index for;
+ * - the CRM collection and contact the contact quote and unlock examples name (`ContactOperations.exampleRecords`).
  *
  * Seeded once per harness (once per test file and database), directly through the services.
  *
@@ -18,6 +19,8 @@ import * as Accounts from "@service/core/Accounts"
 import type * as Operation from "@service/core/Operation"
 import type { Person, Scope } from "@service/core/Principal"
 import type { Workspace } from "@service/core/Workspace"
+import * as ContactOperations from "@service/contacts/ContactOperations"
+import * as Crm from "@service/crm/Crm"
 import * as Anchors from "@service/topics/Anchors"
 import * as Topics from "@service/topics/Topics"
 import * as AddressGuard from "@service/events/AddressGuard"
@@ -34,9 +37,6 @@ export const pending: Readonly<Record<string, string>> = {
   door:
     "the CRM examples name records by placeholder with no exampleFrom (contact_read, contact_erase, opportunity_move), " +
     "the Arrival examples need an accepted Arrival from the door, and arrival_send_test needs a test workspace",
-  contacts:
-    "contact_quote's example names a CRM collection and contact by placeholder, which no call of the suite creates (the CRM " +
-    "group is pending for the same reason); the quote is tested in packages/contacts/test/Quotes.test.ts"
 }
 
 /**
@@ -94,7 +94,9 @@ export const scopesOf = (groups: ReadonlyArray<Operation.Group<unknown>>): Reado
  *
  * @since 0.1.0 @category records
  */
-export const seed = (workspace: Workspace): Effect.Effect<Person, never, Accounts.Accounts | Topics.Topics | Anchors.Anchors | SqlClient.SqlClient> =>
+export const seed = (
+  workspace: Workspace
+): Effect.Effect<Person, never, Accounts.Accounts | Topics.Topics | Anchors.Anchors | Crm.Crm | SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const accounts = yield* Accounts.Accounts
     const owner = yield* accounts.createPerson({ displayName: "Conformance owner" })
@@ -109,5 +111,14 @@ export const seed = (workspace: Workspace): Effect.Effect<Person, never, Account
     yield* sql`UPDATE topics.topics SET id = ${exampleTopicId} WHERE id = ${topic.id}`
     yield* sql`UPDATE topics.events SET topic_id = ${exampleTopicId} WHERE topic_id = ${topic.id}`
     yield* (yield* Anchors.Anchors).link(workspace.id, exampleRepository)
+    // The contact and collection ids are generated too; renamed before anything refers to the contact.
+    const crm = yield* Crm.Crm
+    const contact = yield* crm.applyContact(workspace.id, { name: "Conformance contact", email: "conformance@example.com" })
+    if (contact._tag !== "Created") return yield* Effect.dieMessage(`the conformance contact was not created: ${contact._tag}`)
+    yield* sql`UPDATE crm.contacts SET id = ${ContactOperations.exampleRecords.contact_id} WHERE id = ${contact.contact.id}`
+    const collection = yield* crm.createCollection(workspace.id, { name: "Conformance", contactIds: [] })
+    yield* sql`UPDATE crm.collections SET id = ${ContactOperations.exampleRecords.collection_id} WHERE id = ${collection.id}`
+    yield* sql`INSERT INTO crm.collection_items (collection_id, contact_id)
+      VALUES (${ContactOperations.exampleRecords.collection_id}, ${ContactOperations.exampleRecords.contact_id})`
     return owner
   }).pipe(Effect.orDie)

@@ -21,6 +21,17 @@ import { Unlock, Unlocks } from "./Unlocks.js"
 
 const strict = { parseOptions: { onExcessProperty: "error" } } as const
 
+/**
+ * The collection and contact the capability examples name (ids shaped like the CRM's); a conformance harness
+ * seeds them.
+ *
+ * @since 0.1.0 @category examples
+ */
+export const exampleRecords = {
+  collection_id: "collection_0123456789abcdef01234567",
+  contact_id: "contact_0123456789abcdef01234567"
+} as const
+
 const readScopes: ReadonlyArray<Scope> = ["commercial:read"]
 // Only this scope: no other (not commercial:read, not an owner's role) implies the right to spend.
 const activateScopes: ReadonlyArray<Scope> = ["commercial:activate"]
@@ -54,7 +65,7 @@ export const contactQuote = Operation.make({
   capability: {
     question: "What would it cost to unlock contact details for these CRM records?",
     requires: "collection_id and record_ids (contacts of that collection).",
-    example: { collection_id: "<collection_id>", record_ids: ["<contact_id>"] }
+    example: { collection_id: exampleRecords.collection_id, record_ids: [exampleRecords.contact_id] }
   },
   run: (input) =>
     Effect.gen(function*() {
@@ -68,7 +79,10 @@ const UnlockInput = Schema.Struct({
   record_ids: Schema.Array(Id).pipe(Schema.minItems(1), Schema.maxItems(MAX_RECORDS)).annotations({
     description: "The record ids of the quote, unchanged."
   }),
-  confirm: Schema.Boolean.annotations({ description: "true once the user accepted the quote's price; an unlock without it is refused." }),
+  // Optional, so an unlock sent without it meets confirmation_required (ask the user), not a schema error.
+  confirm: Schema.optionalWith(Schema.Boolean, { default: () => false }).annotations({
+    description: "true once the user accepted the quote's price; an unlock without it is refused with confirmation_required."
+  }),
   max_credits: Schema.Int.pipe(Schema.between(0, 1_000_000)).annotations({
     description: "The most the user approved spending: refused before any spend when the price is now higher."
   }),
@@ -104,6 +118,12 @@ export const contactUnlock = Operation.make({
       max_credits: 5,
       quote_token: "<quote_token>",
       idempotency_key: "<idempotency_key>"
+    },
+    exampleFrom: {
+      operation: "contact_quote",
+      path: ["quote_token"],
+      field: "quote_token",
+      also: [{ path: ["idempotency_key"], field: "idempotency_key" }, { path: ["total_credits"], field: "max_credits" }]
     }
   },
   run: (input) =>

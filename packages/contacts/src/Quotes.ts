@@ -107,11 +107,13 @@ export const make = Effect.gen(function*() {
       const { contacts: byId, recordIds: selected, unlocked } = yield* select(workspaceId, request.collection_id, request.record_ids).pipe(
         Effect.provide(context)
       )
+      // A test workspace spends nothing: its quote prices every account at zero.
+      const each = principal.workspace.isTest ? 0 : price
       const accounts = selected.map((id) => ({
         record_id: id,
         name: byId.get(id)?.name ?? null,
         already_unlocked: unlocked.has(id),
-        credits: unlocked.has(id) ? 0 : price
+        credits: unlocked.has(id) ? 0 : each
       }))
       const total = accounts.reduce((sum, account) => sum + account.credits, 0)
       const { balance } = yield* meter.account(workspaceId)
@@ -130,7 +132,10 @@ export const make = Effect.gen(function*() {
       }
       const token = yield* crypto.sealJson(TOKEN_PURPOSE, Schema.encodeSync(QuoteClaims)(claims)).pipe(Effect.orDie)
       const fresh = accounts.length - unlocked.size
-      const summary = total === 0
+      const summary = principal.workspace.isTest
+        ? `Test workspace: unlocking ${plural(accounts.length, "account", "accounts")} costs nothing and calls no provider ` +
+          `(the sandbox answers). To go ahead, the user must confirm before ${expiresAt}.`
+        : total === 0
         ? `All ${plural(accounts.length, "selected account is", "selected accounts are")} already unlocked: unlocking costs nothing and calls no provider.`
         : `Unlocking ${plural(fresh, "account", "accounts")} will cost ${plural(total, "insight credit", "insight credits")} ` +
           `(${plural(price, "credit", "credits")} each${unlocked.size > 0 ? `; ${plural(unlocked.size, "account is", "accounts are")} already unlocked and free` : ""}). ` +
@@ -141,7 +146,7 @@ export const make = Effect.gen(function*() {
         collection_id: request.collection_id,
         accounts,
         total_credits: total,
-        credits_per_account: price,
+        credits_per_account: each,
         balance,
         sufficient: balance >= total,
         quote_token: token,

@@ -343,11 +343,7 @@ export const make = (options: Options = {}) =>
         if (claims.idempotency_key !== request.idempotency_key) {
           return yield* mismatch("The idempotency_key is not the one this quote_token was issued with.", "idempotency_key")
         }
-        const worker = `request-${randomBytes(6).toString("hex")}`
-        // A retry: the first request's answer, whatever changed since (the token may have expired meanwhile).
-        const existing = yield* rowByKey(workspaceId, request.idempotency_key).pipe(Effect.provide(context))
-        if (Option.isSome(existing)) return yield* answer(workspaceId, existing.value.id, worker, true)
-
+        // The same request as the quote, by the same caller: also for a retry, whose answer holds coordinates.
         if (claims.principal !== principalKey(principal)) return yield* mismatch("The quote was asked by another caller.", "quote_token")
         if (claims.collection_id !== request.collection_id) {
           return yield* mismatch("The quote was for another collection.", "collection_id")
@@ -355,6 +351,10 @@ export const make = (options: Options = {}) =>
         if (selected.join("\u0000") !== claims.record_ids.join("\u0000")) {
           return yield* mismatch("The record_ids are not the ones quoted.", "record_ids")
         }
+        const worker = `request-${randomBytes(6).toString("hex")}`
+        // A retry: the first request's answer, whatever changed since (the token may have expired meanwhile).
+        const existing = yield* rowByKey(workspaceId, request.idempotency_key)
+        if (Option.isSome(existing)) return yield* answer(workspaceId, existing.value.id, worker, true)
         const now = yield* Clock.currentTimeMillis
         if (now >= Date.parse(claims.expires_at)) {
           return yield* refuse("quote_expired", `The quote expired at ${claims.expires_at}.`, "Ask for a new quote; quotes are free and valid 10 minutes.", {

@@ -91,6 +91,11 @@ for (const target of TestDatabase.targets()) {
         const again = yield* unlock(principal, request)
         assert.deepStrictEqual({ ...again, replayed: false }, first)
         assert.isTrue(again.replayed)
+        // The stored answer holds coordinates: only the caller who asked reads it, with the same selection.
+        const other = yield* workspaceWithContacts(0)
+        const colleague = new Principal({ ...principal, person: other.principal.person })
+        assert.strictEqual(yield* refusal(unlock(colleague, request)), "quote_mismatch@quote_token")
+        assert.strictEqual(yield* refusal(unlock(principal, { ...request, record_ids: contactIds.slice(0, 1) })), "quote_mismatch@record_ids")
         const { debits, refunds } = yield* ledger(ws)
         assert.deepStrictEqual(debits.map((d) => d.split(":")[1]), contactIds)
         assert.deepStrictEqual(refunds, [])
@@ -163,8 +168,10 @@ for (const target of TestDatabase.targets()) {
         const control = yield* ProviderControl
         const { collectionId, contactIds, principal } = yield* workspaceWithContacts(2, { test: true })
         const ws = principal.workspace.id
-        const { request } = yield* quoteAndRequest(principal, collectionId, contactIds)
-        const result = yield* unlock(principal, { ...request, max_credits: 0 })
+        const { quote, request } = yield* quoteAndRequest(principal, collectionId, contactIds)
+        assert.deepStrictEqual([quote.total_credits, quote.credits_per_account, request.max_credits], [0, 0, 0])
+        assert.include(quote.summary, "Test workspace: unlocking 2 accounts costs nothing")
+        const result = yield* unlock(principal, request)
         assert.isTrue(result.test_workspace)
         assert.deepStrictEqual([result.charged_credits, result.balance], [0, ALLOWANCE])
         assert.include(result.summary, "Nothing was spent and no provider was called")

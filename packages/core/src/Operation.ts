@@ -149,6 +149,8 @@ export interface CapabilityText {
     readonly operation: string
     readonly path: ReadonlyArray<string | number>
     readonly field: string
+    /** More fields read from the same call (an unlock takes a quote's token, key and price). */
+    readonly also?: ReadonlyArray<{ readonly path: ReadonlyArray<string | number>; readonly field: string }> | undefined
   } | undefined
 }
 

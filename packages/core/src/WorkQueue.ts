@@ -294,7 +294,9 @@ export const make = (spec: Spec): Effect.Effect<WorkQueue, never, SqlClient.SqlC
       )
       const handled = Effect.zipRight(options.handler(claimed), complete(claimed))
       const run = transactional ? sql.withTransaction(handled) : handled
-      return Effect.raceFirst(run, Effect.zipRight(heartbeat, Effect.never)).pipe(
+      // The heartbeat is interruptible even when the caller is not (an MCP tool call runs uninterruptibly): the race
+      // interrupts it once the attempt ends, and must not wait on it for ever.
+      return Effect.raceFirst(run, Effect.interruptible(Effect.zipRight(heartbeat, Effect.never))).pipe(
         Effect.catchAllCause((cause) => {
           if (Cause.isInterruptedOnly(cause)) return Effect.interrupt
           const failure = Cause.failureOption(cause)

@@ -10,7 +10,7 @@ import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
 import * as WorkQueue from "../src/WorkQueue.js"
 
-const tables = ["killed", "failing", "fenced", "interrupted", "long", "parallel", "later", "concurrent", "postponed", "lastlease"] as const
+const tables = ["killed", "failing", "fenced", "interrupted", "long", "parallel", "later", "concurrent", "postponed", "lastlease", "own"] as const
 type Table = typeof tables[number]
 
 // A domain table that holds work: its own columns plus the queue's.
@@ -60,6 +60,22 @@ const applyIn = (table: Table) => (id: string) =>
 for (const target of TestDatabase.targets()) {
   describe(`WorkQueue on ${target.name}`, () => {
     layer(TestDatabase.withMigrations(target, [migrations]).pipe(Layer.orDie), { timeout: "120 seconds" })((it) => {
+      it.effect("claimRow leases only the row named, only when due; handle makes one attempt, also where the caller is uninterruptible", () =>
+        Effect.gen(function*() {
+          const queue = yield* WorkQueue.make(spec("own"))
+          const apply = applyIn("own")
+          const [mine, other] = yield* insert("own", 2)
+          const claim = yield* queue.claimRow("request-a", mine ?? "")
+          assert.deepStrictEqual(claim._tag === "Some" ? [claim.value.id, claim.value.attempt] : [], [mine, 1])
+          // Held: nobody else claims it, not even by name, until the lease runs out.
+          assert.strictEqual((yield* queue.claimRow("request-b", mine ?? ""))._tag, "None")
+          // An MCP tool call runs uninterruptibly: the attempt must still end (its heartbeat is interrupted).
+          if (claim._tag === "Some") yield* Effect.uninterruptible(queue.handle({ worker: "request-a", handler: (c) => apply(c.id) }, claim.value))
+          const rows = yield* rowsOf("own")
+          assert.deepStrictEqual(rows.map((r) => [r.id, r.state, r.attempts, r.applied]), [[mine, "done", 1, 1], [other, "pending", 0, 0]])
+          assert.strictEqual((yield* queue.claimRow("request-b", mine ?? ""))._tag, "None")
+        }))
+
       it.effect("a worker killed holding an item loses nothing: the lease expires and another worker finishes it", () =>
         Effect.gen(function*() {
           const queue = yield* WorkQueue.make(spec("killed"))
