@@ -86,7 +86,7 @@ export interface Options {
    */
   readonly addressGuard?: Layer.Layer<AddressGuard.AddressGuard> | undefined
   /**
-   * Who researches unlocked contacts. Default: `SandboxProvider.layer()`, deterministic and reserved coordinates
+   * Who researches unlocked contacts. Default: `SandboxProvider.layerConfig`, deterministic and reserved coordinates
    * (`@sandbox.invalid`), until a host brings a real provider's adapter meeting the `ContactProvider` contract.
    */
   readonly contactProvider?: Layer.Layer<ContactProvider> | undefined
@@ -105,7 +105,7 @@ export const layer = <E1, E2>(
   compose(bundles).pipe(
     Layer.provideMerge(Migrations.layer(migrations)),
     Layer.provideMerge(options?.addressGuard ?? AddressGuard.layer),
-    Layer.provideMerge(options?.contactProvider ?? SandboxProvider.layer()),
+    Layer.provideMerge(options?.contactProvider ?? SandboxProvider.layerConfig),
     Layer.provideMerge(crypto),
     Layer.provideMerge(database)
   )

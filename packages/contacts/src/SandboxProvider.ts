@@ -11,6 +11,7 @@
  *
  * @since 0.1.0
  */
+import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -82,3 +83,18 @@ export const make = (options: Options = {}) =>
 /** The sandbox provider and its record of calls. @since 0.1.0 @category layers */
 export const layer = (options: Options = {}): Layer.Layer<ContactProvider | SandboxCalls> =>
   Layer.effectContext(Effect.map(make(options), ({ calls, provider }) => Context.make(ContactProvider, provider).pipe(Context.add(SandboxCalls, calls))))
+
+/**
+ * How long each sandbox request takes: `SERVICE_CONTACT_SANDBOX_LATENCY`, default none. For demos of a slow
+ * provider, and for tests that stop a process while its provider call is in flight.
+ *
+ * @since 0.1.0 @category config
+ */
+export const latencyConfig = Config.option(Config.duration("SERVICE_CONTACT_SANDBOX_LATENCY")).pipe(
+  Config.withDescription("How long each request to the sandbox contact provider takes (default: none).")
+)
+
+/** {@link layer} with its latency from `SERVICE_CONTACT_SANDBOX_LATENCY`. @since 0.1.0 @category layers */
+export const layerConfig: Layer.Layer<ContactProvider | SandboxCalls> = Layer.unwrapEffect(
+  Effect.map(Effect.orDie(latencyConfig), (latency) => layer({ latency: latency._tag === "Some" ? latency.value : undefined }))
+)
