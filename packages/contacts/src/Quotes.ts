@@ -116,7 +116,7 @@ export const make = Effect.gen(function*() {
         credits: unlocked.has(id) ? 0 : each
       }))
       const total = accounts.reduce((sum, account) => sum + account.credits, 0)
-      const { balance } = yield* meter.account(workspaceId)
+      const balance = yield* meter.balance(workspaceId)
       const now = yield* Clock.currentTimeMillis
       const expiresAt = new Date(now + Duration.toMillis(QUOTE_TTL)).toISOString()
       const idempotencyKey = `unl_${randomBytes(16).toString("hex")}`

@@ -35,7 +35,7 @@ import { Account, ContactProvider, Coordinates, ProviderUnavailable, type Result
 import { type ContactsRefusal, refuse } from "./ContactsRefusal.js"
 import { principalKey, select, sortedUnique } from "./internal/selection.js"
 import { plural } from "./internal/words.js"
-import { priceConfig, Quotes } from "./Quotes.js"
+import { priceConfig, type Quote, Quotes } from "./Quotes.js"
 import * as SandboxProvider from "./SandboxProvider.js"
 
 /** What became of one selected account. @since 0.1.0 @category models */
@@ -84,6 +84,21 @@ export interface UnlockRequest {
   readonly quote_token: string
   readonly idempotency_key: string
 }
+
+/**
+ * The unlock of a quote as the user accepted it: its selection, `confirm: true`, its total as `max_credits`, its
+ * token and key. For hosts that run the flow in-process.
+ *
+ * @since 0.1.0 @category constructors
+ */
+export const requestFor = (quote: Quote): UnlockRequest => ({
+  collection_id: quote.collection_id,
+  record_ids: quote.accounts.map((account) => account.record_id),
+  confirm: true,
+  max_credits: quote.total_credits,
+  quote_token: quote.quote_token,
+  idempotency_key: quote.idempotency_key
+})
 
 /** What the queue row carries to research (again, after a crash) and to answer. */
 const Work = Schema.Struct({
@@ -192,7 +207,8 @@ export const make = (options: Options = {}) =>
     // Settles the accounts, refunds the failed ones and stores the answer, in one transaction fenced by the claim:
     // a process whose lease was taken over commits nothing.
     const settle = <E>(fence: Effect.Effect<void, E>, row: UnlockRow, results: ReadonlyMap<string, Result>) =>
-      sql.withTransaction(Effect.gen(function*() {
+      // The balance read first grants the month's allowance when due, outside the transaction (which may roll back).
+      Effect.zipRight(meter.balance(row.workspace_id), sql.withTransaction(Effect.gen(function*() {
         yield* fence
         const { work } = row
         const accounts: Array<UnlockedAccount> = []
@@ -233,7 +249,7 @@ export const make = (options: Options = {}) =>
           })
         }
         accounts.sort((a, b) => a.record_id.localeCompare(b.record_id))
-        const balance = (yield* meter.account(row.workspace_id)).balance
+        const balance = yield* meter.balance(row.workspace_id)
         const stored: typeof Stored.Type = {
           unlock_id: row.id,
           collection_id: row.collection_id,
@@ -247,7 +263,7 @@ export const make = (options: Options = {}) =>
         }
         yield* sql`UPDATE contacts.unlocks SET result = ${JSON.stringify(Schema.encodeSync(Stored)(stored))}::jsonb, finished_at = now()
           WHERE id = ${row.id}`
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
+      }))).pipe(Effect.catchTag("SqlError", Effect.die))
 
     // One research attempt of an unlock (the request's own, a retry's takeover or a worker's).
     const handler = (claim: WorkQueue.Claim) =>
@@ -291,6 +307,8 @@ export const make = (options: Options = {}) =>
     const answer = (workspaceId: string, id: string, worker: string, replayed: boolean): Effect.Effect<Unlock, ContactsRefusal> =>
       Effect.gen(function*() {
         const started = yield* Clock.currentTimeMillis
+        // Research of a few accounts takes tens of milliseconds: poll soon, then less often.
+        let pause = 10
         while (true) {
           const row = yield* Effect.flatMap(rowById(id), Option.match({
             onNone: () => Effect.dieMessage(`unlock ${id} vanished`),
@@ -318,7 +336,8 @@ export const make = (options: Options = {}) =>
               `Retry in a few seconds with the same idempotency_key (${row.idempotency_key}); it never spends again.`
             )
           }
-          yield* Effect.sleep(Duration.millis(100))
+          yield* Effect.sleep(Duration.millis(pause))
+          pause = Math.min(200, pause * 2)
         }
       })
 
@@ -373,7 +392,7 @@ export const make = (options: Options = {}) =>
             { field: "max_credits" }
           )
         }
-        const balance = (yield* meter.account(workspaceId)).balance
+        const balance = yield* meter.balance(workspaceId)
         const insufficient = (have: number) =>
           refuse(
             "insufficient_credits",

@@ -115,14 +115,7 @@ for (const target of TestDatabase.targets()) {
                 const ids = contactIds.filter((_, i) => s.pick[i] === true)
                 if (ids.length === 0) break
                 const quote = yield* quotes.quote(principal, { collection_id: collectionId, record_ids: ids }).pipe(Effect.orDie)
-                requests.push({
-                  collection_id: collectionId,
-                  record_ids: ids,
-                  confirm: true,
-                  max_credits: quote.total_credits,
-                  quote_token: quote.quote_token,
-                  idempotency_key: quote.idempotency_key
-                })
+                requests.push(Unlocks.requestFor(quote))
                 break
               }
               case "unlock":

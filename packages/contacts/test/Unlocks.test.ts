@@ -43,15 +43,7 @@ const balanceOf = (workspaceId: string) => Effect.map(Effect.flatMap(Meter.Meter
 const quoteAndRequest = (principal: Principal, collectionId: string, recordIds: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const quote = yield* (yield* Quotes.Quotes).quote(principal, { collection_id: collectionId, record_ids: recordIds })
-    const request: Unlocks.UnlockRequest = {
-      collection_id: collectionId,
-      record_ids: recordIds,
-      confirm: true,
-      max_credits: quote.total_credits,
-      quote_token: quote.quote_token,
-      idempotency_key: quote.idempotency_key
-    }
-    return { quote, request }
+    return { quote, request: Unlocks.requestFor(quote) }
   }).pipe(Effect.orDie)
 
 const unlock = (principal: Principal, request: Unlocks.UnlockRequest) => Effect.flatMap(Unlocks.Unlocks, (u) => u.unlock(principal, request))

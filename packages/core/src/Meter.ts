@@ -131,6 +131,8 @@ export class Meter extends Context.Tag("@service/core/Meter")<Meter, {
   readonly grant: (grant: { readonly workspaceId: string; readonly credits: number; readonly note: string }) => Effect.Effect<void>
   /** Balance, allowance, the last 30 days' consumption per operation and the latest ledger entries. */
   readonly account: (workspaceId: string) => Effect.Effect<Account>
+  /** Spendable credits now (the month's allowance granted first when due): the balance alone, in one read. */
+  readonly balance: (workspaceId: string) => Effect.Effect<number>
 }>() {}
 
 /**
@@ -302,7 +304,17 @@ export const makeSql = (options: { readonly monthlyAllowance: number }) =>
         }
       }).pipe(Effect.orDie, Effect.withSpan("Meter.account"))
 
-    return Meter.of({ charge, refund, usage, grant, account })
+    const balance = (workspaceId: string) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        if (!granted.has(`${workspaceId}\u0000${periodOf(now)}`)) {
+          yield* sql.withTransaction(grantAllowance(workspaceId, now))
+          yield* markGranted(workspaceId, now)
+        }
+        return yield* balanceOf(workspaceId)
+      }).pipe(Effect.orDie, Effect.withSpan("Meter.balance"))
+
+    return Meter.of({ charge, refund, usage, grant, account, balance })
   })
 
 /** @since 0.1.0 @category layers */
@@ -403,6 +415,12 @@ export const layerMemory = (options: { readonly monthlyAllowance: number }): Lay
       grant: ({ credits, note, workspaceId }) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) =>
           Effect.sync(() => void append({ workspaceId, kind: "grant", credits, note, at: now }))),
+      balance: (workspaceId) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Effect.sync(() => {
+            grantAllowance(workspaceId, now)
+            return balances.get(workspaceId) ?? 0
+          })),
       account: (workspaceId) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) =>
           Effect.sync(() => {

@@ -103,6 +103,8 @@ for (const adapter of adapters) {
       Effect.gen(function*() {
         const meter = yield* Meter.Meter
         const ws = yield* workspace
+        // Reading the balance alone grants the month's allowance too.
+        assert.strictEqual(yield* meter.balance(ws.id), allowance)
         const charge = { workspaceId: ws.id, operation: "op", requestId: "req_1", credits: 1 }
         for (let i = 0; i < allowance; i++) yield* meter.charge(charge)
         const refused = yield* Effect.flip(meter.charge(charge))
@@ -125,6 +127,7 @@ for (const adapter of adapters) {
         yield* meter.grant({ workspaceId: ws.id, credits: 2, note: "test top-up" })
         yield* meter.charge(charge)
         assert.strictEqual((yield* meter.account(ws.id)).balance, 1)
+        assert.strictEqual(yield* meter.balance(ws.id), 1)
       }))
 
     it.effect("refunds a charge exactly once, however often it is asked", () =>

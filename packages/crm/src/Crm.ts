@@ -137,7 +137,12 @@ export class Crm extends Context.Tag("@service/crm/Crm")<Crm, {
     workspaceId: string,
     input: { readonly name: string; readonly contactIds: ReadonlyArray<string> }
   ) => Effect.Effect<{ readonly id: string; readonly name: string; readonly contactIds: ReadonlyArray<string> }, CrmNotFound>
-  readonly collectionContacts: (workspaceId: string, collectionId: string) => Effect.Effect<ReadonlyArray<Contact>, CrmNotFound>
+  /** The collection's contacts, or only those of them among `among` (a selection; reads just those rows). */
+  readonly collectionContacts: (
+    workspaceId: string,
+    collectionId: string,
+    among?: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyArray<Contact>, CrmNotFound>
 }>() {}
 
 const newId = (prefix: string): string => `${prefix}_${randomBytes(12).toString("hex")}`
@@ -392,13 +397,15 @@ export const make = Effect.gen(function*() {
       return { id, name: input.name, contactIds: ids }
     }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
 
-  const collectionContacts = (workspaceId: string, collectionId: string) =>
+  const collectionContacts = (workspaceId: string, collectionId: string, among?: ReadonlyArray<string>) =>
     Effect.gen(function*() {
       const exists = yield* sql`SELECT 1 FROM crm.collections WHERE workspace_id = ${workspaceId} AND id = ${collectionId}`.pipe(Effect.orDie)
       if (exists.length === 0) return yield* new CrmNotFound({ kind: "collection", id: collectionId })
+      if (among !== undefined && among.length === 0) return []
+      const selected = among === undefined ? sql`` : sql`AND i.contact_id IN ${sql.in(among)}`
       return yield* sql`SELECT ${sql.literal(contactColumns.split(", ").map((c) => `c.${c}`).join(", "))}
         FROM crm.collection_items i JOIN crm.contacts c ON c.id = i.contact_id
-        WHERE i.collection_id = ${collectionId} ORDER BY c.id`.pipe(Effect.flatMap(decodeContacts), Effect.orDie)
+        WHERE i.collection_id = ${collectionId} ${selected} ORDER BY c.id`.pipe(Effect.flatMap(decodeContacts), Effect.orDie)
     })
 
   return Crm.of({

@@ -120,6 +120,12 @@ for (const target of TestDatabase.targets()) {
         assert.strictEqual(collection.contactIds.length, 2)
         const members = yield* crm.collectionContacts(ws, collection.id)
         assert.deepStrictEqual(members.map((c) => c.id).sort(), [a.contact.id, b.contact.id].sort())
+        // Among a selection: only the selected members, never a contact outside the collection.
+        const c = yield* crm.applyContact(ws, { email: "c@acme.mx" })
+        if (c._tag !== "Created") return assert.fail("contact c")
+        const among = yield* crm.collectionContacts(ws, collection.id, [a.contact.id, c.contact.id, "contact_unknown"])
+        assert.deepStrictEqual(among.map((x) => x.id), [a.contact.id])
+        assert.deepStrictEqual(yield* crm.collectionContacts(ws, collection.id, []), [])
         const stranger = yield* workspace
         assert.isTrue(Either.isLeft(yield* Effect.either(crm.createCollection(stranger, { name: "x", contactIds: [a.contact.id] }))))
         assert.isTrue(Either.isLeft(yield* Effect.either(crm.collectionContacts(stranger, collection.id))))

@@ -26,7 +26,7 @@ export const select = (workspaceId: string, collectionId: string, recordIds: Rea
     const sql = yield* SqlClient.SqlClient
     const crm = yield* Crm
     const selected = sortedUnique(recordIds)
-    const contacts = yield* crm.collectionContacts(workspaceId, collectionId).pipe(
+    const contacts = yield* crm.collectionContacts(workspaceId, collectionId, selected).pipe(
       Effect.catchTag("CrmNotFound", () =>
         Effect.fail(refuse("collection_not_found", `No collection ${collectionId} in this workspace.`, "Choose a collection of this workspace.", {
           field: "collection_id"
