@@ -325,7 +325,7 @@ export const make = (options: Options = {}) =>
           if (row.queue_state === "pending") {
             return yield* refuse(
               "unlock_in_progress",
-              `The contact provider could not be reached (${row.queue_last_error ?? "unavailable"}). The credits stay reserved and the research is retried automatically; if every attempt fails, everything is refunded.`,
+              `The research did not finish (${row.queue_last_error ?? "the provider is unavailable"}). The credits stay reserved and the research is retried automatically; if every attempt fails, everything is refunded.`,
               `Retry later with the same idempotency_key (${row.idempotency_key}) to read the result; it never spends again.`
             )
           }
