@@ -53,7 +53,7 @@ const Count = Schema.Array(Schema.Struct({ n: Schema.Number }))
 const PerContact = Schema.Array(Schema.Struct({ contact: Schema.String, n: Schema.Number }))
 
 for (const target of TestDatabase.targets()) {
-  const Env = Unlocks.layerWith({ lease: "1 minute", retryDelays: [0, 0], providerTimeout: "5 seconds", waitForOthers: "2 seconds" }).pipe(
+  const Env = Unlocks.layerWith({ lease: "1 minute", retryDelays: [0, 0], providerTimeout: "1 minute", waitForOthers: "2 minutes" }).pipe(
     Layer.provideMerge(Quotes.layer),
     Layer.provideMerge(provider()),
     Layer.provideMerge(Layer.mergeAll(Crm.layer, Meter.layerSqlWith({ monthlyAllowance: ALLOWANCE }), Accounts.layerSql)),

@@ -52,7 +52,7 @@ const refusal = <A, R>(effect: Effect.Effect<A, { readonly code: string; readonl
   Effect.map(Effect.flip(effect), (r) => `${r.code}${r.field === undefined ? "" : `@${r.field}`}`)
 
 for (const target of TestDatabase.targets()) {
-  const Env = Unlocks.layerWith({ lease: "1 minute", retryDelays: [0, 0], providerTimeout: "5 seconds", waitForOthers: "2 seconds" }).pipe(
+  const Env = Unlocks.layerWith({ lease: "1 minute", retryDelays: [0, 0], providerTimeout: "1 minute", waitForOthers: "2 minutes" }).pipe(
     Layer.provideMerge(Quotes.layer),
     Layer.provideMerge(provider()),
     Layer.provideMerge(Layer.mergeAll(Crm.layer, Meter.layerSqlWith({ monthlyAllowance: ALLOWANCE }), Accounts.layerSql)),
