@@ -207,8 +207,7 @@ export const make = (options: Options = {}) =>
     // Settles the accounts, refunds the failed ones and stores the answer, in one transaction fenced by the claim:
     // a process whose lease was taken over commits nothing.
     const settle = <E>(fence: Effect.Effect<void, E>, row: UnlockRow, results: ReadonlyMap<string, Result>) =>
-      // The balance read first grants the month's allowance when due, outside the transaction (which may roll back).
-      Effect.zipRight(meter.balance(row.workspace_id), sql.withTransaction(Effect.gen(function*() {
+      sql.withTransaction(Effect.gen(function*() {
         yield* fence
         const { work } = row
         const accounts: Array<UnlockedAccount> = []
@@ -263,7 +262,7 @@ export const make = (options: Options = {}) =>
         }
         yield* sql`UPDATE contacts.unlocks SET result = ${JSON.stringify(Schema.encodeSync(Stored)(stored))}::jsonb, finished_at = now()
           WHERE id = ${row.id}`
-      }))).pipe(Effect.catchTag("SqlError", Effect.die))
+      })).pipe(Effect.catchTag("SqlError", Effect.die))
 
     // One research attempt of an unlock (the request's own, a retry's takeover or a worker's).
     const handler = (claim: WorkQueue.Claim) =>

@@ -16,6 +16,7 @@ import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 
 /** How many ledger entries {@link Account} lists. */
@@ -186,8 +187,6 @@ export const makeSql = (options: { readonly monthlyAllowance: number }) =>
     // The month's allowance, at most once per workspace and period (the unique index decides under races).
     const grantAllowance = (workspaceId: string, now: number) =>
       Effect.gen(function*() {
-        const key = `${workspaceId}\u0000${periodOf(now)}`
-        if (granted.has(key)) return
         const inserted = yield* sql`INSERT INTO core.credit_ledger (workspace_id, kind, credits, period, note)
           VALUES (${workspaceId}, 'grant', ${options.monthlyAllowance}, ${periodOf(now)}, 'monthly allowance')
           ON CONFLICT (workspace_id, period) WHERE kind = 'grant' DO NOTHING
@@ -195,9 +194,15 @@ export const makeSql = (options: { readonly monthlyAllowance: number }) =>
         if (inserted.length > 0) yield* credit(workspaceId, options.monthlyAllowance)
       })
 
-    // Called once the transaction that granted (or found) the allowance has committed.
-    const markGranted = (workspaceId: string, now: number) =>
-      Effect.sync(() => void granted.add(`${workspaceId}\u0000${periodOf(now)}`))
+    // Grants the month's allowance when due. It is remembered only once committed: inside a caller's transaction
+    // (an unlock's debits, say) the grant may still roll back, and must then be made again by the next call.
+    const ensureAllowance = (workspaceId: string, now: number) =>
+      Effect.gen(function*() {
+        if (granted.has(`${workspaceId}\u0000${periodOf(now)}`)) return
+        const enclosing = yield* Effect.serviceOption(SqlClient.TransactionConnection)
+        yield* sql.withTransaction(grantAllowance(workspaceId, now))
+        if (Option.isNone(enclosing)) granted.add(`${workspaceId}\u0000${periodOf(now)}`)
+      })
 
     const balanceOf = (workspaceId: string) =>
       Effect.map(
@@ -210,10 +215,7 @@ export const makeSql = (options: { readonly monthlyAllowance: number }) =>
     const charge = ({ credits, operation, requestId, workspaceId }: Parameters<Meter["Type"]["charge"]>[0]) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
-        if (!granted.has(`${workspaceId}\u0000${periodOf(now)}`)) {
-          yield* sql.withTransaction(grantAllowance(workspaceId, now)).pipe(Effect.orDie)
-          yield* markGranted(workspaceId, now)
-        }
+        yield* ensureAllowance(workspaceId, now).pipe(Effect.orDie)
         // One statement, so one round trip and no transaction to open: the debit and its ledger row commit
         // together or not at all, and a balance below the price debits nothing.
         const ids = yield* sql`WITH debited AS (
@@ -265,8 +267,7 @@ export const makeSql = (options: { readonly monthlyAllowance: number }) =>
         const now = yield* Clock.currentTimeMillis
         const since = new Date(now - 30 * 24 * 3600 * 1000).toISOString()
         // Reading the account grants the month's allowance when due, so the balance shown is spendable.
-        yield* sql.withTransaction(grantAllowance(workspaceId, now))
-        yield* markGranted(workspaceId, now)
+        yield* ensureAllowance(workspaceId, now)
         const balance = yield* balanceOf(workspaceId)
         // A refund row carries its debit's operation, so one pass over the window counts both.
         const rows = yield* sql`SELECT operation, debits::text AS debits, credits::text AS credits, refunds::text AS refunds,
@@ -306,11 +307,7 @@ export const makeSql = (options: { readonly monthlyAllowance: number }) =>
 
     const balance = (workspaceId: string) =>
       Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        if (!granted.has(`${workspaceId}\u0000${periodOf(now)}`)) {
-          yield* sql.withTransaction(grantAllowance(workspaceId, now))
-          yield* markGranted(workspaceId, now)
-        }
+        yield* ensureAllowance(workspaceId, yield* Clock.currentTimeMillis)
         return yield* balanceOf(workspaceId)
       }).pipe(Effect.orDie, Effect.withSpan("Meter.balance"))
 

@@ -1,3 +1,4 @@
+import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, layer } from "@effect/vitest"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Effect from "effect/Effect"
@@ -129,6 +130,22 @@ for (const adapter of adapters) {
         assert.strictEqual((yield* meter.account(ws.id)).balance, 1)
         assert.strictEqual(yield* meter.balance(ws.id), 1)
       }))
+
+    // Only the SQL ledger takes part in a caller's transaction.
+    if (adapter.name !== "memory") {
+      it.effect("a first charge inside a caller's transaction that rolls back takes the month's grant with it; the next call grants it again", () =>
+        Effect.gen(function*() {
+          const meter = yield* Meter.Meter
+          const sql = yield* SqlClient.SqlClient
+          const ws = yield* workspace
+          const charge = { workspaceId: ws.id, operation: "op", requestId: "req_rolled_back", credits: 1 }
+          const rolledBack = yield* Effect.flip(sql.withTransaction(Effect.zipRight(meter.charge(charge), Effect.fail("roll back" as const))))
+          assert.strictEqual(rolledBack, "roll back")
+          assert.strictEqual(yield* meter.balance(ws.id), allowance)
+          yield* meter.charge(charge)
+          assert.strictEqual(yield* meter.balance(ws.id), allowance - 1)
+        }))
+    }
 
     it.effect("refunds a charge exactly once, however often it is asked", () =>
       Effect.gen(function*() {
