@@ -14,12 +14,9 @@ import * as Operation from "@service/core/Operation"
 import type { Scope } from "@service/core/Principal"
 import { Caller } from "@service/core/RequestContext"
 import * as Effect from "effect/Effect"
-import * as Schema from "effect/Schema"
 import { codec } from "./ContactsRefusal.js"
-import { MAX_RECORDS, Quote, Quotes } from "./Quotes.js"
-import { Unlock, Unlocks } from "./Unlocks.js"
-
-const strict = { parseOptions: { onExcessProperty: "error" } } as const
+import { Quote, QuoteRequest, Quotes } from "./Quotes.js"
+import { Unlock, UnlockRequest, Unlocks } from "./Unlocks.js"
 
 /**
  * The collection and contact the capability examples name (ids shaped like the CRM's); a conformance harness
@@ -36,15 +33,6 @@ const readScopes: ReadonlyArray<Scope> = ["commercial:read"]
 // Only this scope: no other (not commercial:read, not an owner's role) implies the right to spend.
 const activateScopes: ReadonlyArray<Scope> = ["commercial:activate"]
 
-const Id = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100))
-
-const QuoteInput = Schema.Struct({
-  collection_id: Id.annotations({ description: "The CRM collection the records belong to." }),
-  record_ids: Schema.Array(Id).pipe(Schema.minItems(1), Schema.maxItems(MAX_RECORDS)).annotations({
-    description: `The contacts of the collection to quote, 1 to ${MAX_RECORDS}.`
-  })
-}).annotations({ ...strict, identifier: "ContactQuoteInput" })
-
 /** @since 0.1.0 @category operations */
 export const contactQuote = Operation.make({
   name: "contact_quote",
@@ -59,8 +47,8 @@ export const contactQuote = Operation.make({
   paginates: false,
   http: { method: "POST", path: "/contacts/quote", input: { kind: "body" } },
   cli: { words: ["quote"], positional: "collection_id" },
-  input: QuoteInput,
-  modelInput: QuoteInput,
+  input: QuoteRequest,
+  modelInput: QuoteRequest,
   output: Quote,
   capability: {
     question: "What would it cost to unlock contact details for these CRM records?",
@@ -73,22 +61,6 @@ export const contactQuote = Operation.make({
       return yield* (yield* Quotes).quote(caller, input)
     })
 })
-
-const UnlockInput = Schema.Struct({
-  collection_id: Id.annotations({ description: "The collection of the quote." }),
-  record_ids: Schema.Array(Id).pipe(Schema.minItems(1), Schema.maxItems(MAX_RECORDS)).annotations({
-    description: "The record ids of the quote, unchanged."
-  }),
-  // Optional, so an unlock sent without it meets confirmation_required (ask the user), not a schema error.
-  confirm: Schema.optionalWith(Schema.Boolean, { default: () => false }).annotations({
-    description: "true once the user accepted the quote's price; an unlock without it is refused with confirmation_required."
-  }),
-  max_credits: Schema.Int.pipe(Schema.between(0, 1_000_000)).annotations({
-    description: "The most the user approved spending: refused before any spend when the price is now higher."
-  }),
-  quote_token: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(4000)).annotations({ description: "The quote's quote_token, unchanged." }),
-  idempotency_key: Id.annotations({ description: "The quote's idempotency_key: every retry with it answers the first result, never spending again." })
-}).annotations({ ...strict, identifier: "ContactUnlockInput" })
 
 /** @since 0.1.0 @category operations */
 export const contactUnlock = Operation.make({
@@ -105,8 +77,8 @@ export const contactUnlock = Operation.make({
   paginates: false,
   http: { method: "POST", path: "/contacts/unlock", input: { kind: "body" } },
   cli: { words: ["unlock"], positional: "collection_id" },
-  input: UnlockInput,
-  modelInput: UnlockInput,
+  input: UnlockRequest,
+  modelInput: UnlockRequest,
   output: Unlock,
   capability: {
     question: "Unlock the contact details of CRM records I was quoted for (spends credits).",

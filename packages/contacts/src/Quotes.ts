@@ -47,6 +47,19 @@ export const priceConfig = Config.integer("SERVICE_CONTACT_UNLOCK_CREDITS").pipe
 
 const TOKEN_PURPOSE = "contacts.quote"
 
+/** A CRM id as the contact operations take it. @since 0.1.0 @category models */
+export const Id = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100))
+
+/** What a quote is asked for: records of one collection. @since 0.1.0 @category models */
+export const QuoteRequest = Schema.Struct({
+  collection_id: Id.annotations({ description: "The CRM collection the records belong to." }),
+  record_ids: Schema.Array(Id).pipe(Schema.minItems(1), Schema.maxItems(MAX_RECORDS)).annotations({
+    description: `The contacts of the collection to quote, 1 to ${MAX_RECORDS}.`
+  })
+}).annotations({ parseOptions: { onExcessProperty: "error" }, identifier: "ContactQuoteInput" })
+/** @since 0.1.0 @category models */
+export type QuoteRequest = typeof QuoteRequest.Type
+
 /** What the quote token seals. @since 0.1.0 @category models */
 export const QuoteClaims = Schema.Struct({
   v: Schema.Literal(1),
@@ -89,7 +102,7 @@ export type Quote = typeof Quote.Type
 
 /** @since 0.1.0 @category tags */
 export class Quotes extends Context.Tag("@service/contacts/Quotes")<Quotes, {
-  readonly quote: (principal: Principal, request: { readonly collection_id: string; readonly record_ids: ReadonlyArray<string> }) => Effect.Effect<Quote, ContactsRefusal>
+  readonly quote: (principal: Principal, request: QuoteRequest) => Effect.Effect<Quote, ContactsRefusal>
   /** The claims of a token this service sealed, or none when it is not one (altered, or of another purpose). */
   readonly openToken: (token: string) => Effect.Effect<QuoteClaims, ContactsRefusal>
 }>() {}
@@ -101,7 +114,7 @@ export const make = Effect.gen(function*() {
   const crypto = yield* Crypto
   const price = yield* Effect.orDie(priceConfig)
 
-  const quote = (principal: Principal, request: { readonly collection_id: string; readonly record_ids: ReadonlyArray<string> }) =>
+  const quote = (principal: Principal, request: QuoteRequest) =>
     Effect.gen(function*() {
       const workspaceId = principal.workspace.id
       const { contacts: byId, recordIds: selected, unlocked } = yield* select(workspaceId, request.collection_id, request.record_ids).pipe(

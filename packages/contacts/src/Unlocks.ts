@@ -35,7 +35,7 @@ import { Account, ContactProvider, Coordinates, ProviderUnavailable, type Result
 import { type ContactsRefusal, refuse } from "./ContactsRefusal.js"
 import { principalKey, select, sortedUnique } from "./internal/selection.js"
 import { plural } from "./internal/words.js"
-import { priceConfig, type Quote, Quotes } from "./Quotes.js"
+import { Id, priceConfig, type Quote, QuoteRequest, Quotes } from "./Quotes.js"
 import * as SandboxProvider from "./SandboxProvider.js"
 
 /** What became of one selected account. @since 0.1.0 @category models */
@@ -75,15 +75,22 @@ export const Unlock = Schema.Struct({
 /** @since 0.1.0 @category models */
 export type Unlock = typeof Unlock.Type
 
-/** An unlock request, as every surface sends it. @since 0.1.0 @category models */
-export interface UnlockRequest {
-  readonly collection_id: string
-  readonly record_ids: ReadonlyArray<string>
-  readonly confirm: boolean
-  readonly max_credits: number
-  readonly quote_token: string
-  readonly idempotency_key: string
-}
+/** An unlock request, as every surface sends it: the quote the user accepted. @since 0.1.0 @category models */
+export const UnlockRequest = Schema.Struct({
+  collection_id: QuoteRequest.fields.collection_id.annotations({ description: "The collection of the quote." }),
+  record_ids: QuoteRequest.fields.record_ids.annotations({ description: "The record ids of the quote, unchanged." }),
+  // Optional, so an unlock sent without it meets confirmation_required (ask the user), not a schema error.
+  confirm: Schema.optionalWith(Schema.Boolean, { default: () => false }).annotations({
+    description: "true once the user accepted the quote's price; an unlock without it is refused with confirmation_required."
+  }),
+  max_credits: Schema.Int.pipe(Schema.between(0, 1_000_000)).annotations({
+    description: "The most the user approved spending: refused before any spend when the price is now higher."
+  }),
+  quote_token: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(4000)).annotations({ description: "The quote's quote_token, unchanged." }),
+  idempotency_key: Id.annotations({ description: "The quote's idempotency_key: every retry with it answers the first result, never spending again." })
+}).annotations({ parseOptions: { onExcessProperty: "error" }, identifier: "ContactUnlockInput" })
+/** @since 0.1.0 @category models */
+export type UnlockRequest = typeof UnlockRequest.Type
 
 /**
  * The unlock of a quote as the user accepted it: its selection, `confirm: true`, its total as `max_credits`, its
@@ -102,7 +109,6 @@ export const requestFor = (quote: Quote): UnlockRequest => ({
 
 /** What the queue row carries to research (again, after a crash) and to answer. */
 const Work = Schema.Struct({
-  price: Schema.Number,
   test: Schema.Boolean,
   research: Schema.Array(Schema.Struct({ account: Account, ledger_id: Schema.NullOr(Schema.String), credits: Schema.Number })),
   already: Schema.Array(Schema.Struct({ record_id: Schema.String, name: Schema.NullOr(Schema.String) }))
@@ -114,7 +120,6 @@ const UnlockRow = Schema.Struct({
   workspace_id: Schema.String,
   idempotency_key: Schema.String,
   collection_id: Schema.String,
-  record_ids: Schema.Array(Schema.String),
   work: Work,
   result: Schema.NullOr(Stored),
   queue_state: Schema.Literal("pending", "running", "done", "dead"),
@@ -184,9 +189,12 @@ export const make = (options: Options = {}) =>
     const waitForOthers = Duration.toMillis(options.waitForOthers ?? Duration.seconds(20))
 
     const rowsWhere = (where: Statement.Fragment) =>
-      sql`SELECT id, workspace_id, idempotency_key, collection_id, record_ids, work, result, queue_state, queue_last_error
+      sql`SELECT id, workspace_id, idempotency_key, collection_id, work, result, queue_state, queue_last_error
         FROM contacts.unlocks WHERE ${where}`.pipe(Effect.flatMap(decodeRows), Effect.orDie)
     const rowById = (id: string) => Effect.map(rowsWhere(sql`id = ${id}`), (rows) => Option.fromNullable(rows[0]))
+    // Unlock rows are never deleted but with their workspace.
+    const existingRow = (id: string) =>
+      Effect.flatMap(rowById(id), Option.match({ onNone: () => Effect.dieMessage(`unlock ${id} vanished`), onSome: Effect.succeed }))
     const rowByKey = (workspaceId: string, key: string) =>
       Effect.map(rowsWhere(sql`workspace_id = ${workspaceId} AND idempotency_key = ${key}`), (rows) => Option.fromNullable(rows[0]))
 
@@ -267,10 +275,7 @@ export const make = (options: Options = {}) =>
     // One research attempt of an unlock (the request's own, a retry's takeover or a worker's).
     const handler = (claim: WorkQueue.Claim) =>
       Effect.gen(function*() {
-        const row = yield* Effect.flatMap(rowById(claim.id), Option.match({
-          onNone: () => Effect.dieMessage(`unlock ${claim.id} vanished`),
-          onSome: Effect.succeed
-        }))
+        const row = yield* existingRow(claim.id)
         if (row.result !== null) return
         const answered = row.work.research.length === 0 ? [] : yield* researchOf(row.work, row).pipe(
           Effect.catchTag("ProviderUnavailable", (e) => Effect.fail(new WorkQueue.RetryLater({ error: e.message })))
@@ -303,17 +308,13 @@ export const make = (options: Options = {}) =>
     })
 
     // The stored answer, working the row when it is due, waiting while another process works it.
-    const answer = (workspaceId: string, id: string, worker: string, replayed: boolean): Effect.Effect<Unlock, ContactsRefusal> =>
+    const answer = (id: string, worker: string, replayed: boolean): Effect.Effect<Unlock, ContactsRefusal> =>
       Effect.gen(function*() {
         const started = yield* Clock.currentTimeMillis
         // Research of a few accounts takes tens of milliseconds: poll soon, then less often.
         let pause = 10
         while (true) {
-          const row = yield* Effect.flatMap(rowById(id), Option.match({
-            onNone: () => Effect.dieMessage(`unlock ${id} vanished`),
-            onSome: Effect.succeed
-          }))
-          if (row.workspace_id !== workspaceId) return yield* Effect.dieMessage(`unlock ${id} is not of workspace ${workspaceId}`)
+          const row = yield* existingRow(id)
           if (row.result !== null) return { ...row.result, replayed }
           const claim = yield* queue.claimRow(worker, id)
           if (Option.isSome(claim)) {
@@ -372,7 +373,7 @@ export const make = (options: Options = {}) =>
         const worker = `request-${randomBytes(6).toString("hex")}`
         // A retry: the first request's answer, whatever changed since (the token may have expired meanwhile).
         const existing = yield* rowByKey(workspaceId, request.idempotency_key)
-        if (Option.isSome(existing)) return yield* answer(workspaceId, existing.value.id, worker, true)
+        if (Option.isSome(existing)) return yield* answer(existing.value.id, worker, true)
         const now = yield* Clock.currentTimeMillis
         if (now >= Date.parse(claims.expires_at)) {
           return yield* refuse("quote_expired", `The quote expired at ${claims.expires_at}.`, "Ask for a new quote; quotes are free and valid 10 minutes.", {
@@ -434,7 +435,6 @@ export const make = (options: Options = {}) =>
           }
           const claimedSet = new Set(claimed)
           const work: Work = {
-            price: isTest ? 0 : price,
             test: isTest,
             research,
             already: selected.filter((id) => !claimedSet.has(id)).map((id) => ({ record_id: id, name: selection.contacts.get(id)?.name ?? null }))
@@ -449,10 +449,10 @@ export const make = (options: Options = {}) =>
         if (Option.isNone(inserted)) {
           const racer = yield* rowByKey(workspaceId, request.idempotency_key)
           if (Option.isNone(racer)) return yield* Effect.dieMessage("an unlock with this key conflicted, then vanished")
-          return yield* answer(workspaceId, racer.value.id, worker, true)
+          return yield* answer(racer.value.id, worker, true)
         }
         yield* queue.handle(processOptions(worker), inserted.value)
-        return yield* answer(workspaceId, unlockId, worker, false)
+        return yield* answer(unlockId, worker, false)
       }).pipe(Effect.withSpan("Unlocks.unlock"))
 
     const resume = (worker: string) => queue.drain(processOptions(worker))
