@@ -191,6 +191,15 @@ export const make = (spec: Spec): Effect.Effect<WorkQueue, never, SqlClient.SqlC
     const held = (claim: Claim) =>
       sql`${id}::text = ${claim.id} AND queue_state = 'running' AND queue_attempts = ${claim.attempt} AND queue_worker = ${claim.worker}`
 
+    // Due at `millis`: pending and its time has come, or running under a lease that ran out.
+    const due = (millis: number) =>
+      sql`((queue_state = 'pending' AND queue_next_attempt_at <= ${at(millis)}::timestamptz)
+        OR (queue_state = 'running' AND queue_lease_until < ${at(millis)}::timestamptz))`
+    // What claiming a row writes: the next attempt, leased to `worker`.
+    const leasedTo = (worker: string, millis: number) =>
+      sql`queue_state = 'running', queue_attempts = queue_attempts + 1,
+        queue_lease_until = ${at(millis + leaseMillis)}::timestamptz, queue_worker = ${worker}`
+
     /** Claims due rows; also answers the rows found dead (their last attempt's worker died holding them). */
     const claimAndSweep = (worker: string, limit: number) =>
       Effect.gen(function*() {
@@ -202,12 +211,10 @@ export const make = (spec: Spec): Effect.Effect<WorkQueue, never, SqlClient.SqlC
           RETURNING ${id}::text AS id, queue_attempts AS attempt, coalesce(queue_worker, '') AS worker, queue_last_error AS error`.pipe(
           Effect.flatMap(Schema.decodeUnknown(SweptRows))
         )
-        const rows = yield* sql`UPDATE ${table} SET queue_state = 'running', queue_attempts = queue_attempts + 1,
-            queue_lease_until = ${at(millis + leaseMillis)}::timestamptz, queue_worker = ${worker}
+        const rows = yield* sql`UPDATE ${table} SET ${leasedTo(worker, millis)}
           WHERE ${id} IN (
             SELECT ${id} FROM ${table}
-            WHERE (queue_state = 'pending' AND queue_next_attempt_at <= ${at(millis)}::timestamptz)
-               OR (queue_state = 'running' AND queue_lease_until < ${at(millis)}::timestamptz)
+            WHERE ${due(millis)}
             ORDER BY queue_next_attempt_at, ${id}
             LIMIT ${limit}
             FOR UPDATE SKIP LOCKED)
@@ -223,11 +230,9 @@ export const make = (spec: Spec): Effect.Effect<WorkQueue, never, SqlClient.SqlC
     const claimRow = (worker: string, rowId: string) =>
       Effect.gen(function*() {
         const millis = yield* now
-        const rows = yield* sql`UPDATE ${table} SET queue_state = 'running', queue_attempts = queue_attempts + 1,
-            queue_lease_until = ${at(millis + leaseMillis)}::timestamptz, queue_worker = ${worker}
-          WHERE ${id}::text = ${rowId} AND (
-            (queue_state = 'pending' AND queue_next_attempt_at <= ${at(millis)}::timestamptz)
-            OR (queue_state = 'running' AND queue_lease_until < ${at(millis)}::timestamptz AND queue_attempts < ${maxAttempts}))
+        // A row out of attempts is not due but dead: the next sweep of `claim` records it.
+        const rows = yield* sql`UPDATE ${table} SET ${leasedTo(worker, millis)}
+          WHERE ${id}::text = ${rowId} AND ${due(millis)} AND queue_attempts < ${maxAttempts}
           RETURNING ${id}::text AS id, queue_attempts AS attempt`.pipe(Effect.flatMap(Schema.decodeUnknown(ClaimRows)), Effect.orDie)
         return Option.map(Option.fromNullable(rows[0]), (row): Claim => ({ id: row.id, attempt: row.attempt, worker }))
       }).pipe(Effect.withSpan("WorkQueue.claimRow", { attributes: { table: spec.table, worker } }))
