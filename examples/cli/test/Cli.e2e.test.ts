@@ -14,6 +14,8 @@ import { assert, layer } from "@effect/vitest"
 import * as App from "@service/app/App"
 import * as Format from "@service/cli/Format"
 import * as InProcess from "@service/cli/InProcess"
+import * as Quotes from "@service/contacts/Quotes"
+import * as Unlocks from "@service/contacts/Unlocks"
 import * as Accounts from "@service/core/Accounts"
 import { Crypto } from "@service/core/Crypto"
 import * as Leaks from "@service/core/Leaks"
@@ -106,35 +108,9 @@ const resultsOf = (envelope: unknown): ReadonlyArray<Record<string, unknown>> =>
     : []
 }
 
-/** What `contacts quote --json` prints (the fields the unlock needs and the price). */
-const QuoteOutput = Schema.parseJson(Schema.Struct({
-  collection_id: Schema.String,
-  accounts: Schema.Array(Schema.Struct({ record_id: Schema.String, already_unlocked: Schema.Boolean, credits: Schema.Number })),
-  total_credits: Schema.Number,
-  credits_per_account: Schema.Number,
-  balance: Schema.Number,
-  sufficient: Schema.Boolean,
-  quote_token: Schema.String,
-  idempotency_key: Schema.String
-}))
-
-/** What `contacts unlock --json` prints. */
-const UnlockOutput = Schema.parseJson(Schema.Struct({
-  unlock_id: Schema.String,
-  collection_id: Schema.String,
-  idempotency_key: Schema.String,
-  accounts: Schema.Array(Schema.Struct({
-    record_id: Schema.String,
-    outcome: Schema.Literal("found", "not_found", "failed", "already_unlocked"),
-    credits: Schema.Number,
-    coordinates: Schema.NullOr(Schema.Struct({ email: Schema.NullOr(Schema.String), phone: Schema.NullOr(Schema.String) }))
-  })),
-  charged_credits: Schema.Number,
-  refunded_credits: Schema.Number,
-  balance: Schema.Number,
-  test_workspace: Schema.Boolean,
-  replayed: Schema.Boolean
-}))
+// What `contacts quote --json` and `contacts unlock --json` print: the operations' own output schemas.
+const QuoteOutput = Schema.parseJson(Quotes.Quote)
+const UnlockOutput = Schema.parseJson(Unlocks.Unlock)
 
 /** The balance `account usage --json` prints. */
 const UsageOutput = Schema.parseJson(Schema.Struct({ balance: Schema.Number }))

@@ -12,6 +12,8 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import * as Accounts from "@service/core/Accounts"
+import * as Quotes from "@service/contacts/Quotes"
+import * as Unlocks from "@service/contacts/Unlocks"
 import { Crm } from "@service/crm/Crm"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Context from "effect/Context"
@@ -71,34 +73,9 @@ const prepared = Layer.effect(
   }).pipe(Effect.orDie)
 )
 
-const QuoteBody = Schema.parseJson(Schema.Struct({
-  total_credits: Schema.Number,
-  sufficient: Schema.Boolean,
-  quote_token: Schema.String,
-  idempotency_key: Schema.String,
-  summary: Schema.String,
-  accounts: Schema.Array(Schema.Struct({ record_id: Schema.String, credits: Schema.Number }))
-}))
-
-/** An unlock as every surface answers it (its structured content over MCP). */
-const UnlockShape = Schema.Struct({
-  unlock_id: Schema.String,
-  collection_id: Schema.String,
-  idempotency_key: Schema.String,
-  accounts: Schema.Array(Schema.Struct({
-    record_id: Schema.String,
-    outcome: Schema.Literal("found", "not_found", "failed", "already_unlocked"),
-    credits: Schema.Number,
-    coordinates: Schema.NullOr(Schema.Struct({ email: Schema.NullOr(Schema.String), phone: Schema.NullOr(Schema.String) }))
-  })),
-  charged_credits: Schema.Number,
-  refunded_credits: Schema.Number,
-  balance: Schema.Number,
-  test_workspace: Schema.Boolean,
-  summary: Schema.String,
-  replayed: Schema.Boolean
-})
-const UnlockBody = Schema.parseJson(UnlockShape)
+// Answers decode with the operations' own output schemas: every field as declared.
+const QuoteBody = Schema.parseJson(Quotes.Quote)
+const UnlockBody = Schema.parseJson(Unlocks.Unlock)
 
 /** A refused contact operation over HTTP: the transport's envelope and the domain's block under `contacts`. */
 const RefusalBody = Schema.parseJson(Schema.Struct({
@@ -219,14 +196,7 @@ for (const target of TestDatabase.targets()) {
         const before = yield* creditsOf(port)
         const quote = yield* restQuote(port, ACTIVATE_KEY, unlockCollectionId, selected)
         assert.deepStrictEqual([quote.total_credits, quote.sufficient], [10, true])
-        const request = {
-          collection_id: unlockCollectionId,
-          record_ids: selected,
-          confirm: true,
-          max_credits: quote.total_credits,
-          quote_token: quote.quote_token,
-          idempotency_key: quote.idempotency_key
-        }
+        const request = Unlocks.requestFor(quote)
         const answer = yield* restUnlock(port, ACTIVATE_KEY, request)
         assert.strictEqual(answer.status, 200, answer.text)
         const first = Schema.decodeUnknownSync(UnlockBody)(answer.text)
@@ -266,25 +236,17 @@ for (const target of TestDatabase.targets()) {
         const { unlockCollectionId, unlockContactIds } = yield* Selection
         const selected = unlockContactIds.slice(2, 4)
         const before = yield* creditsOf(port)
-        const requestOf = (quote: typeof QuoteBody.Type) => ({
-          collection_id: unlockCollectionId,
-          record_ids: selected,
-          confirm: true,
-          max_credits: quote.total_credits,
-          quote_token: quote.quote_token,
-          idempotency_key: quote.idempotency_key
-        })
 
         // The owner's demo key (commercial:read, no commercial:activate) may quote, not unlock.
         const ownerQuote = yield* restQuote(port, OWNER_KEY, unlockCollectionId, selected)
         assert.strictEqual(ownerQuote.total_credits, 10)
-        const denied = yield* restUnlock(port, OWNER_KEY, requestOf(ownerQuote))
+        const denied = yield* restUnlock(port, OWNER_KEY, Unlocks.requestFor(ownerQuote))
         assert.strictEqual(denied.status, 403, denied.text)
         const forbidden = Schema.decodeUnknownSync(ForbiddenBody)(denied.text)
         assert.include(forbidden.message, "commercial:activate")
 
         const quote = yield* restQuote(port, ACTIVATE_KEY, unlockCollectionId, selected)
-        const unconfirmed = yield* restUnlock(port, ACTIVATE_KEY, { ...requestOf(quote), confirm: false })
+        const unconfirmed = yield* restUnlock(port, ACTIVATE_KEY, { ...Unlocks.requestFor(quote), confirm: false })
         assert.strictEqual(unconfirmed.status, 400, unconfirmed.text)
         const confirmation = Schema.decodeUnknownSync(RefusalBody)(unconfirmed.text)
         assert.deepStrictEqual(refusalOf(confirmation), {
@@ -296,7 +258,7 @@ for (const target of TestDatabase.targets()) {
         })
         assert.isNotEmpty(confirmation.contacts.suggested_correction)
 
-        const underpriced = yield* restUnlock(port, ACTIVATE_KEY, { ...requestOf(quote), max_credits: quote.total_credits - 1 })
+        const underpriced = yield* restUnlock(port, ACTIVATE_KEY, { ...Unlocks.requestFor(quote), max_credits: quote.total_credits - 1 })
         assert.strictEqual(underpriced.status, 409, underpriced.text)
         const priceChanged = Schema.decodeUnknownSync(RefusalBody)(underpriced.text)
         assert.deepStrictEqual(refusalOf(priceChanged), {
@@ -338,19 +300,12 @@ for (const target of TestDatabase.targets()) {
           client.callTool({ name: "service_contact_quote", arguments: { collection_id: unlockCollectionId, record_ids: selected } })
         )
         assert.notStrictEqual(quoted.isError, true, JSON.stringify(quoted))
-        const quote = Schema.decodeUnknownSync(QuoteBody.to)(quoted.structuredContent)
+        const quote = Schema.decodeUnknownSync(Quotes.Quote)(quoted.structuredContent)
         assert.strictEqual(quote.total_credits, 10)
-        const args = {
-          collection_id: unlockCollectionId,
-          record_ids: selected,
-          confirm: true,
-          max_credits: quote.total_credits,
-          quote_token: quote.quote_token,
-          idempotency_key: quote.idempotency_key
-        }
+        const args = Unlocks.requestFor(quote)
         const unlocked = yield* Effect.promise(() => client.callTool({ name: "service_contact_unlock", arguments: args }))
         assert.notStrictEqual(unlocked.isError, true, JSON.stringify(unlocked))
-        const first = Schema.decodeUnknownSync(UnlockShape)(unlocked.structuredContent)
+        const first = Schema.decodeUnknownSync(Unlocks.Unlock)(unlocked.structuredContent)
         assert.isFalse(first.replayed)
         assert.deepStrictEqual([first.charged_credits, first.accounts.map((a) => a.credits)], [10, [5, 5]])
         assert.include(first.summary, "Spent 10 credits")
@@ -359,7 +314,7 @@ for (const target of TestDatabase.targets()) {
 
         const retried = yield* Effect.promise(() => client.callTool({ name: "service_contact_unlock", arguments: args }))
         assert.notStrictEqual(retried.isError, true, JSON.stringify(retried))
-        const again = Schema.decodeUnknownSync(UnlockShape)(retried.structuredContent)
+        const again = Schema.decodeUnknownSync(Unlocks.Unlock)(retried.structuredContent)
         assert.isTrue(again.replayed)
         assert.deepStrictEqual({ ...again, replayed: false }, first)
         assert.deepStrictEqual(yield* creditsOf(port), after)

@@ -8,6 +8,8 @@
 // polled condition of the database; timeouts are hang guards.
 import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
+import * as Quotes from "@service/contacts/Quotes"
+import * as Unlocks from "@service/contacts/Unlocks"
 import * as Accounts from "@service/core/Accounts"
 import * as Meter from "@service/core/Meter"
 import { Crm } from "@service/crm/Crm"
@@ -22,14 +24,8 @@ import { adminUrl, freshDatabase, hangGuard, startServer, startWorker } from "./
 const ACTIVATE_KEY = "svc_key_unlock_kill_activate_0123456789abcdef"
 const PRICE = 5
 
-const Quote = Schema.parseJson(Schema.Struct({ total_credits: Schema.Number, quote_token: Schema.String, idempotency_key: Schema.String }))
-const Unlock = Schema.parseJson(Schema.Struct({
-  unlock_id: Schema.String,
-  replayed: Schema.Boolean,
-  charged_credits: Schema.Number,
-  refunded_credits: Schema.Number,
-  accounts: Schema.Array(Schema.Struct({ record_id: Schema.String, outcome: Schema.String, credits: Schema.Number }))
-}))
+const QuoteBody = Schema.parseJson(Quotes.Quote)
+const UnlockBody = Schema.parseJson(Unlocks.Unlock)
 const Counted = Schema.Array(Schema.Struct({ kind: Schema.String, n: Schema.Number }))
 const Rows = Schema.Array(Schema.Struct({ id: Schema.String, done: Schema.Boolean }))
 
@@ -90,15 +86,7 @@ describe.skipIf(adminUrl === "")("contact unlocks from server processes on Postg
         Effect.gen(function*() {
           const quoted = yield* rest(port, "POST", "/api/v1/workspaces/demo/contacts/quote", json, JSON.stringify({ collection_id: collectionId, record_ids: ids }))
           assert.strictEqual(quoted.status, 200, quoted.text)
-          const quote = Schema.decodeUnknownSync(Quote)(quoted.text)
-          const body = JSON.stringify({
-            collection_id: collectionId,
-            record_ids: ids,
-            confirm: true,
-            max_credits: quote.total_credits,
-            quote_token: quote.quote_token,
-            idempotency_key: quote.idempotency_key
-          })
+          const body = JSON.stringify(Unlocks.requestFor(Schema.decodeUnknownSync(QuoteBody)(quoted.text)))
           // The connection dies with the server: what a client sees is a network error, and it retries.
           yield* Effect.forkScoped(Effect.exit(rest(port, "POST", "/api/v1/workspaces/demo/contacts/unlock", json, body)))
           return body
@@ -117,7 +105,7 @@ describe.skipIf(adminUrl === "")("contact unlocks from server processes on Postg
       const second = yield* startServer("unlock-server", env)
       const retried = yield* rest(second.port, "POST", "/api/v1/workspaces/demo/contacts/unlock", json, firstBody)
       assert.strictEqual(retried.status, 200, retried.text)
-      const answer = Schema.decodeUnknownSync(Unlock)(retried.text)
+      const answer = Schema.decodeUnknownSync(UnlockBody)(retried.text)
       assert.isTrue(answer.replayed)
       assert.deepStrictEqual([answer.charged_credits, answer.refunded_credits], [2 * PRICE, 0])
       assert.deepStrictEqual(answer.accounts.map((a) => a.record_id), contactIds.slice(0, 2))
@@ -136,7 +124,7 @@ describe.skipIf(adminUrl === "")("contact unlocks from server processes on Postg
       // Its retry reads the stored answer.
       const late = yield* rest(second.port, "POST", "/api/v1/workspaces/demo/contacts/unlock", json, thirdBody)
       assert.strictEqual(late.status, 200, late.text)
-      const lateAnswer = Schema.decodeUnknownSync(Unlock)(late.text)
+      const lateAnswer = Schema.decodeUnknownSync(UnlockBody)(late.text)
       assert.deepStrictEqual([lateAnswer.unlock_id, lateAnswer.replayed, lateAnswer.charged_credits], [rows[1]?.id, true, 2 * PRICE])
       assert.deepStrictEqual(yield* ledger, { debit: 4 })
       assert.strictEqual(yield* balance, before - 4 * PRICE)
