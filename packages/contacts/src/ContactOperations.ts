@@ -33,22 +33,19 @@ const readScopes: ReadonlyArray<Scope> = ["commercial:read"]
 // Only this scope: no other (not commercial:read, not an owner's role) implies the right to spend.
 const activateScopes: ReadonlyArray<Scope> = ["commercial:activate"]
 
+/** What every declaration of the group shares: the refusal codec and the usual scopes and annotations. */
+const kit = Operation.kit({ refusals: codec, scopes: readScopes, annotations: { readOnly: true, destructive: false, idempotent: false, openWorld: false } })
+
 /** @since 0.1.0 @category operations */
-export const contactQuote = Operation.make({
+export const contactQuote = kit.make({
   name: "contact_quote",
   title: "Quote a contact unlock",
   description:
     "Free: what unlocking the contact research of the selected CRM records would cost (per account, zero when already unlocked), the balance, and a quote_token (valid 10 minutes) with its idempotency_key for the unlock. Calls no provider and returns no contact coordinate.",
-  refusals: codec,
   refuses: ["collection_not_found", "records_not_in_collection"],
-  scopes: readScopes,
-  annotations: { readOnly: true, destructive: false, idempotent: false, openWorld: false },
-  metered: false,
-  paginates: false,
   http: { method: "POST", path: "/contacts/quote", input: { kind: "body" } },
   cli: { words: ["quote"], positional: "collection_id" },
   input: QuoteRequest,
-  modelInput: QuoteRequest,
   output: Quote,
   capability: {
     question: "What would it cost to unlock contact details for these CRM records?",
@@ -63,22 +60,18 @@ export const contactQuote = Operation.make({
 })
 
 /** @since 0.1.0 @category operations */
-export const contactUnlock = Operation.make({
+export const contactUnlock = kit.make({
   name: "contact_unlock",
   title: "Unlock contacts (spends credits)",
   description:
     "SPENDS insight credits. Researches the contact details of the quoted CRM records, after the user accepted the quote: send its record_ids, confirm: true, the approved max_credits, its quote_token and its idempotency_key. Refused before any spend when the price rose above max_credits, the balance no longer covers it, the token expired or belongs to another quote. Already unlocked accounts cost nothing; failed accounts are refunded. Retrying with the same idempotency_key answers the first result and never spends or researches again. Needs the commercial:activate scope.",
-  refusals: codec,
   refuses: ["confirmation_required", "quote_mismatch", "quote_expired", "price_changed", "insufficient_credits", "unlock_in_progress"],
   scopes: activateScopes,
   // Spends (not read-only, not undoable), calls an outside provider, and is idempotent only under its key.
   annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: true },
-  metered: false,
-  paginates: false,
   http: { method: "POST", path: "/contacts/unlock", input: { kind: "body" } },
   cli: { words: ["unlock"], positional: "collection_id" },
   input: UnlockRequest,
-  modelInput: UnlockRequest,
   output: Unlock,
   capability: {
     question: "Unlock the contact details of CRM records I was quoted for (spends credits).",
@@ -112,11 +105,10 @@ export const operations = [contactQuote, contactUnlock] as const
 export type Requirements = Quotes | Unlocks | Caller
 
 /** @since 0.1.0 @category groups */
-export const group: Operation.Group<Requirements> = Operation.group<Requirements>({
+export const group: Operation.Group<Requirements> = kit.group<Requirements>({
   name: "contact",
   title: "Contacts",
   description: "Contact research over selected CRM records: a free quote, then a paid unlock that never spends twice.",
-  refusals: codec,
   operations,
   http: { prefix: "/workspaces/:workspace", workspaceScoped: true },
   mcp: { namespace: "contact" },

@@ -7,32 +7,59 @@
 import * as Refusal from "@service/core/Refusal"
 import * as Schema from "effect/Schema"
 
+const defined = Refusal.define({
+  key: "contacts",
+  identifier: "Contacts",
+  rules: {
+    collection_not_found: { status: 404, retryable: false, action: "choose_a_collection", description: "no collection with that id in this workspace" },
+    records_not_in_collection: {
+      status: 400,
+      retryable: false,
+      action: "choose_records_of_the_collection",
+      description: "some record ids are not contacts of the collection"
+    },
+    confirmation_required: {
+      status: 400,
+      retryable: false,
+      action: "confirm_with_the_user",
+      description: "the unlock spends credits and was sent without confirm: true"
+    },
+    quote_mismatch: {
+      status: 409,
+      retryable: false,
+      action: "request_a_new_quote",
+      description: "the quote_token was issued for another workspace, caller, selection or idempotency_key"
+    },
+    quote_expired: { status: 410, retryable: false, action: "request_a_new_quote", description: "the quote_token is older than 10 minutes" },
+    price_changed: {
+      status: 409,
+      retryable: false,
+      action: "request_a_new_quote",
+      description: "the price, recomputed now, is above the max_credits the user approved"
+    },
+    insufficient_credits: { status: 402, retryable: false, action: "add_credits", description: "the balance no longer covers the price" },
+    unlock_in_progress: {
+      status: 409,
+      retryable: true,
+      action: "retry_later",
+      description: "an unlock with this idempotency_key is still being researched; retry with the same key"
+    }
+  },
+  outage: {
+    code: "contacts_unavailable",
+    store: "the CRM or the credit ledger",
+    description: "the CRM or the credit ledger cannot be read right now",
+    suggestedCorrection: "Retry in a few seconds; nothing was spent."
+  }
+})
+
 /** @since 0.1.0 @category models */
-export const ContactsCode = Schema.Literal(
-  "invalid_field_value",
-  "collection_not_found",
-  "records_not_in_collection",
-  "confirmation_required",
-  "quote_mismatch",
-  "quote_expired",
-  "price_changed",
-  "insufficient_credits",
-  "unlock_in_progress",
-  "contacts_unavailable"
-)
+export const ContactsCode = defined.codes
 /** @since 0.1.0 @category models */
 export type ContactsCode = typeof ContactsCode.Type
 
 /** What the caller can do next. @since 0.1.0 @category models */
-export const RecoveryAction = Schema.Literal(
-  "fix_arguments",
-  "choose_a_collection",
-  "choose_records_of_the_collection",
-  "confirm_with_the_user",
-  "request_a_new_quote",
-  "add_credits",
-  "retry_later"
-)
+export const RecoveryAction = defined.actions
 /** @since 0.1.0 @category models */
 export type RecoveryAction = typeof RecoveryAction.Type
 
@@ -41,69 +68,11 @@ export type RecoveryAction = typeof RecoveryAction.Type
  *
  * @since 0.1.0 @category errors
  */
-export class ContactsRefusal extends Schema.TaggedError<ContactsRefusal>("@service/contacts/ContactsRefusal")("ContactsRefusal", {
-  ...Refusal.standardFields(ContactsCode)
-}) {}
-
-const rules: { readonly [K in ContactsCode]: Refusal.RefusalRule & { readonly action: RecoveryAction } } = {
-  invalid_field_value: { status: 400, retryable: false, action: "fix_arguments", description: "a field is missing, unknown or out of range" },
-  collection_not_found: { status: 404, retryable: false, action: "choose_a_collection", description: "no collection with that id in this workspace" },
-  records_not_in_collection: {
-    status: 400,
-    retryable: false,
-    action: "choose_records_of_the_collection",
-    description: "some record ids are not contacts of the collection"
-  },
-  confirmation_required: {
-    status: 400,
-    retryable: false,
-    action: "confirm_with_the_user",
-    description: "the unlock spends credits and was sent without confirm: true"
-  },
-  quote_mismatch: {
-    status: 409,
-    retryable: false,
-    action: "request_a_new_quote",
-    description: "the quote_token was issued for another workspace, caller, selection or idempotency_key"
-  },
-  quote_expired: { status: 410, retryable: false, action: "request_a_new_quote", description: "the quote_token is older than 10 minutes" },
-  price_changed: {
-    status: 409,
-    retryable: false,
-    action: "request_a_new_quote",
-    description: "the price, recomputed now, is above the max_credits the user approved"
-  },
-  insufficient_credits: { status: 402, retryable: false, action: "add_credits", description: "the balance no longer covers the price" },
-  unlock_in_progress: {
-    status: 409,
-    retryable: true,
-    action: "retry_later",
-    description: "an unlock with this idempotency_key is still being researched; retry with the same key"
-  },
-  contacts_unavailable: { status: 503, retryable: true, action: "retry_later", description: "the CRM or the credit ledger cannot be read right now" }
-}
+export class ContactsRefusal extends Schema.TaggedError<ContactsRefusal>("@service/contacts/ContactsRefusal")("ContactsRefusal", defined.fields) {}
 
 /**
- * Builds a refusal with the rule's own recovery.
+ * The codec, and `refuse`, which builds a refusal with the rule's own recovery.
  *
- * @since 0.1.0 @category constructors
+ * @since 0.1.0 @category codecs
  */
-export const refuse = Refusal.standardRefuse((fields: Refusal.Standard<ContactsCode>) => new ContactsRefusal(fields))
-
-/** @since 0.1.0 @category codecs */
-export const codec = Refusal.makeStandardCodec({
-  key: "contacts",
-  identifier: "Contacts",
-  tag: "ContactsRefusal",
-  is: (u: unknown): u is ContactsRefusal => u instanceof ContactsRefusal,
-  codes: ContactsCode,
-  actions: RecoveryAction,
-  rules,
-  make: (fields) => new ContactsRefusal(fields),
-  invalidInputCode: "invalid_field_value",
-  outage: {
-    code: "contacts_unavailable",
-    why: "The CRM or the credit ledger cannot be read right now.",
-    suggestedCorrection: "Retry in a few seconds; nothing was spent."
-  }
-})
+export const { codec, refuse } = defined.codecFor(ContactsRefusal)

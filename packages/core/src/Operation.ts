@@ -54,6 +54,13 @@ export const readOnly: Annotations = { readOnly: true, destructive: false, idemp
 export const idempotentWrite: Annotations = { readOnly: false, destructive: false, idempotent: true, openWorld: false }
 
 /**
+ * A write that creates or changes state and is not safe to repeat (a second call makes a second record).
+ *
+ * @since 0.1.0 @category constants
+ */
+export const write: Annotations = { readOnly: false, destructive: false, idempotent: false, openWorld: false }
+
+/**
  * A write that removes or irreversibly changes state.
  *
  * @since 0.1.0 @category constants
@@ -119,6 +126,40 @@ export interface CliBinding {
    * For reads whose first page is the newest (an activity feed).
    */
   readonly follow?: { readonly items: string; readonly keys: ReadonlyArray<string> } | undefined
+  /**
+   * The operation's own text summary of its wire output (a search's rows with the command for the next page),
+   * printed instead of the CLI's generic outline; `None` for an output it does not recognise. See {@link summaryOf}.
+   */
+  readonly summary?: Summary | undefined
+}
+
+/**
+ * What a text summary may use besides the output.
+ *
+ * @since 0.1.0 @category models
+ */
+export interface SummaryContext {
+  /** The input sent (wire form). */
+  readonly input: Readonly<Record<string, unknown>>
+  /** The command line that sends `input` with this same command (e.g. the next page's). */
+  readonly commandLine: (input: Readonly<Record<string, unknown>>) => string
+}
+
+/**
+ * An operation's text summary of its wire output; `None` falls back to the transport's generic outline.
+ *
+ * @since 0.1.0 @category models
+ */
+export type Summary = (output: unknown, context: SummaryContext) => Option.Option<string>
+
+/**
+ * A summary that reads the wire output with `schema` first: an output it does not decode gets `None`.
+ *
+ * @since 0.1.0 @category constructors
+ */
+export const summaryOf = <A, I>(schema: Schema.Schema<A, I>, render: (value: A, context: SummaryContext) => string): Summary => {
+  const decode = Schema.decodeUnknownOption(schema)
+  return (output, context) => Option.map(decode(output), (value) => render(value, context))
 }
 
 /**
@@ -142,6 +183,11 @@ export interface CapabilityText {
   /** A runnable example input (valid against the model-facing input schema). */
   readonly example: Readonly<Record<string, unknown>>
   /**
+   * Where the example runs, when not in an ordinary workspace: `test_workspace` for an operation only a test
+   * workspace takes (a test Arrival).
+   */
+  readonly runsIn?: "test_workspace" | undefined
+  /**
    * For an example that needs a value only another call returns (a record_ref): which operation to run
    * with its own example, where to read the value in its encoded output, and which field it fills.
    */
@@ -155,7 +201,8 @@ export interface CapabilityText {
 }
 
 /**
- * What a domain writes to declare an operation.
+ * What a domain writes to declare an operation. `modelInput` defaults to `input`, `metered` and `paginates` to
+ * false.
  *
  * @since 0.1.0 @category models
  */
@@ -176,8 +223,11 @@ export interface Declaration<
   readonly description: string
   /** Canonical input, accepted on the HTTP route. */
   readonly input: Schema.Schema<I, IE>
-  /** Model-facing input (MCP, CLI): the canonical input minus fields reserved for the canonical route. */
-  readonly modelInput: Schema.Schema<MI, MIE>
+  /**
+   * Model-facing input (MCP, CLI): the canonical input minus fields reserved for the canonical route. Default:
+   * `input`.
+   */
+  readonly modelInput?: Schema.Schema<MI, MIE> | undefined
   readonly output: Schema.Schema<O, OE>
   readonly refusals: Refusal.RefusalCodec<E, Code>
   /** The codes this operation may return (the structural one is always possible and added). */
@@ -185,8 +235,10 @@ export interface Declaration<
   /** Any one of these scopes authorizes the call. */
   readonly scopes: ReadonlyArray<Scope>
   readonly annotations: Annotations
-  readonly metered: boolean
-  readonly paginates: boolean
+  /** One insight credit per successful call (default false). */
+  readonly metered?: boolean | undefined
+  /** The output is a page with a cursor (default false). */
+  readonly paginates?: boolean | undefined
   readonly capability: CapabilityText
   readonly http: HttpBinding
   readonly cli: CliBinding
@@ -215,7 +267,10 @@ export interface Operation<
   E extends { readonly _tag: string },
   Code extends string,
   R
-> extends Declaration<Name, I, IE, MI, MIE, O, OE, E, Code, R> {
+> extends Omit<Declaration<Name, I, IE, MI, MIE, O, OE, E, Code, R>, "modelInput" | "metered" | "paginates" | "surfaces"> {
+  readonly modelInput: Schema.Schema<MI, MIE>
+  readonly metered: boolean
+  readonly paginates: boolean
   readonly surfaces: Surfaces
   /** Decodes unknown model-facing input (unknown properties refused), runs, and encodes the output. */
   readonly runModel: (input: unknown) => Effect.Effect<OE, E, R>
@@ -251,12 +306,47 @@ export interface AnyOperation<R> {
   readonly runCanonical: (input: unknown) => Effect.Effect<unknown, unknown, R>
 }
 
+const build = <
+  Name extends string,
+  I,
+  IE,
+  MI extends I,
+  MIE,
+  O,
+  OE,
+  E extends { readonly _tag: string },
+  Code extends string,
+  R
+>(
+  declaration: Declaration<Name, I, IE, MI, MIE, O, OE, E, Code, R>,
+  modelInput: Schema.Schema<MI, MIE>
+): Operation<Name, I, IE, MI, MIE, O, OE, E, Code, R> => {
+  const decodeModel = Refusal.decodeWith(declaration.refusals)(modelInput)
+  const decodeCanonical = Refusal.decodeWith(declaration.refusals)(declaration.input)
+  const encode = Schema.encode(declaration.output)
+  // The output is produced by our own code: an encode failure is a bug, not a refusal.
+  const finish = (output: O) => Effect.orDie(encode(output))
+  const refuses = declaration.refuses.includes(declaration.refusals.invalidInputCode)
+    ? declaration.refuses
+    : [declaration.refusals.invalidInputCode, ...declaration.refuses]
+  return {
+    ...declaration,
+    modelInput,
+    metered: declaration.metered ?? false,
+    paginates: declaration.paginates ?? false,
+    refuses,
+    surfaces: { http: true, mcp: true, cli: true, ...declaration.surfaces },
+    runModel: (input) => decodeModel(input).pipe(Effect.flatMap(declaration.run), Effect.flatMap(finish)),
+    runCanonical: (input) => decodeCanonical(input).pipe(Effect.flatMap(declaration.run), Effect.flatMap(finish))
+  }
+}
+
 /**
- * Declares an operation.
+ * Declares an operation. Without `modelInput` the model-facing input is the canonical one.
  *
  * @since 0.1.0 @category constructors
  */
-export const make = <
+export function make<
   const Name extends string,
   I,
   IE,
@@ -268,23 +358,97 @@ export const make = <
   Code extends string,
   R
 >(
-  declaration: Declaration<Name, I, IE, MI, MIE, O, OE, E, Code, R>
-): Operation<Name, I, IE, MI, MIE, O, OE, E, Code, R> => {
-  const decodeModel = Refusal.decodeWith(declaration.refusals)(declaration.modelInput)
-  const decodeCanonical = Refusal.decodeWith(declaration.refusals)(declaration.input)
-  const encode = Schema.encode(declaration.output)
-  // The output is produced by our own code: an encode failure is a bug, not a refusal.
-  const finish = (output: O) => Effect.orDie(encode(output))
-  const refuses = declaration.refuses.includes(declaration.refusals.invalidInputCode)
-    ? declaration.refuses
-    : [declaration.refusals.invalidInputCode, ...declaration.refuses]
-  return {
-    ...declaration,
-    refuses,
-    surfaces: { http: true, mcp: true, cli: true, ...declaration.surfaces },
-    runModel: (input) => decodeModel(input).pipe(Effect.flatMap(declaration.run), Effect.flatMap(finish)),
-    runCanonical: (input) => decodeCanonical(input).pipe(Effect.flatMap(declaration.run), Effect.flatMap(finish))
+  declaration: Declaration<Name, I, IE, MI, MIE, O, OE, E, Code, R> & { readonly modelInput: Schema.Schema<MI, MIE> }
+): Operation<Name, I, IE, MI, MIE, O, OE, E, Code, R>
+export function make<const Name extends string, I, IE, O, OE, E extends { readonly _tag: string }, Code extends string, R>(
+  declaration: Declaration<Name, I, IE, I, IE, O, OE, E, Code, R> & { readonly modelInput?: undefined }
+): Operation<Name, I, IE, I, IE, O, OE, E, Code, R>
+export function make<
+  Name extends string,
+  I,
+  IE,
+  O,
+  OE,
+  E extends { readonly _tag: string },
+  Code extends string,
+  R
+>(
+  declaration: Declaration<Name, I, IE, I, IE, O, OE, E, Code, R>
+): Operation<Name, I, IE, I, IE, O, OE, E, Code, R> {
+  return build(declaration, declaration.modelInput ?? declaration.input)
+}
+
+/**
+ * What a domain's declarations share, given once: the refusal codec, and defaults for the scopes and annotations
+ * (an operation may set its own) and for metering and paging.
+ *
+ * @since 0.1.0 @category models
+ */
+export interface Defaults<E extends { readonly _tag: string }, Code extends string> {
+  readonly refusals: Refusal.RefusalCodec<E, Code>
+  readonly scopes: ReadonlyArray<Scope>
+  readonly annotations: Annotations
+  readonly metered?: boolean | undefined
+  readonly paginates?: boolean | undefined
+}
+
+/** What an operation of a {@link Kit} writes: its declaration without the shared codec, scopes and annotations optional. @since 0.1.0 @category models */
+export type KitDeclaration<
+  Name extends string,
+  I,
+  IE,
+  MI extends I,
+  MIE,
+  O,
+  OE,
+  E extends { readonly _tag: string },
+  Code extends string,
+  R
+> =
+  & Omit<Declaration<Name, I, IE, MI, MIE, O, OE, E, Code, R>, "refusals" | "scopes" | "annotations">
+  & { readonly scopes?: ReadonlyArray<Scope> | undefined; readonly annotations?: Annotations | undefined }
+
+/**
+ * A domain's declarations with their shared {@link Defaults}: `make` declares an operation with the codec and
+ * the defaults, `group` gathers operations under the same codec (so they cannot disagree).
+ *
+ * @since 0.1.0 @category models
+ */
+export interface Kit<E extends { readonly _tag: string }, Code extends string> {
+  readonly refusals: Refusal.RefusalCodec<E, Code>
+  readonly make: {
+    <const Name extends string, I, IE, MI extends I, MIE, O, OE, R>(
+      declaration: KitDeclaration<Name, I, IE, MI, MIE, O, OE, E, Code, R> & { readonly modelInput: Schema.Schema<MI, MIE> }
+    ): Operation<Name, I, IE, MI, MIE, O, OE, E, Code, R>
+    <const Name extends string, I, IE, O, OE, R>(
+      declaration: KitDeclaration<Name, I, IE, I, IE, O, OE, E, Code, R> & { readonly modelInput?: undefined }
+    ): Operation<Name, I, IE, I, IE, O, OE, E, Code, R>
   }
+  readonly group: <R>(group: Omit<Group<R>, "refusals">) => Group<R>
+}
+
+/**
+ * Starts a domain's declarations: the codec and defaults once, then `kit.make(...)` per operation and
+ * `kit.group(...)` for the group.
+ *
+ * @since 0.1.0 @category constructors
+ */
+export const kit = <E extends { readonly _tag: string }, Code extends string>(defaults: Defaults<E, Code>): Kit<E, Code> => {
+  const { refusals } = defaults
+  function kitMake<Name extends string, I, IE, O, OE, R>(
+    declaration: KitDeclaration<Name, I, IE, I, IE, O, OE, E, Code, R>
+  ): Operation<Name, I, IE, I, IE, O, OE, E, Code, R> {
+    const full: Declaration<Name, I, IE, I, IE, O, OE, E, Code, R> = {
+      metered: defaults.metered,
+      paginates: defaults.paginates,
+      ...declaration,
+      refusals,
+      scopes: declaration.scopes ?? defaults.scopes,
+      annotations: declaration.annotations ?? defaults.annotations
+    }
+    return build(full, full.modelInput ?? full.input)
+  }
+  return { refusals, make: kitMake, group: (declared) => group({ ...declared, refusals }) }
 }
 
 // -----------------------------------------------------------------------------
@@ -340,7 +504,15 @@ export interface Group<R> {
  *
  * @since 0.1.0 @category constructors
  */
-export const group = <R>(group: Group<R>): Group<R> => group
+export const group = <R>(declared: Group<R>): Group<R> => {
+  // The group's codec reads every failure of its operations: one declared with another codec would answer
+  // refusals the transports cannot read.
+  const foreign = declared.operations.filter((op) => op.refusals !== declared.refusals).map((op) => op.name)
+  if (foreign.length > 0) {
+    throw new Error(`Group ${declared.name}: ${foreign.join(", ")} declare another refusal codec than the group's (${declared.refusals.identifier})`)
+  }
+  return declared
+}
 
 /**
  * The prefix of every user-visible name (tool names, command words): `service` unless the host sets its

@@ -11,6 +11,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as ParseResult from "effect/ParseResult"
+import * as EffectRecord from "effect/Record"
 import * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
 
@@ -208,12 +209,26 @@ export interface Standard<Code extends string> {
 }
 
 /**
+ * The schema fields of {@link Standard}, with the domain's code schema.
+ *
+ * @since 0.1.0 @category models
+ */
+export type StandardFields<C extends Schema.Schema.AnyNoContext> = {
+  readonly code: C
+  readonly why: typeof Schema.String
+  readonly suggestedCorrection: typeof Schema.String
+  readonly field: Schema.optional<typeof Schema.String>
+  readonly allowedValues: Schema.optional<Schema.Array$<typeof Schema.String>>
+  readonly allowedRange: Schema.optional<typeof AllowedRange>
+}
+
+/**
  * The fields of a domain's refusal error class built on {@link Standard}:
  * `Schema.TaggedError<X>(...)("X", { ...Refusal.standardFields(Codes) })`.
  *
  * @since 0.1.0 @category models
  */
-export const standardFields = <C extends Schema.Schema.AnyNoContext>(code: C) => ({
+export const standardFields = <C extends Schema.Schema.AnyNoContext>(code: C): StandardFields<C> => ({
   code,
   why: Schema.String,
   suggestedCorrection: Schema.String,
@@ -313,6 +328,157 @@ export const makeStandardCodec = <E extends { readonly _tag: string } & Standard
     outage: outage === undefined ? undefined : () => spec.make(outage),
     sample: (code) => spec.make({ code, why: `Sample ${code} refusal.`, suggestedCorrection: "Follow the recovery action." })
   })
+}
+
+/**
+ * The code of the structural refusal every domain shares: a field missing, unknown, malformed or out of range.
+ *
+ * @since 0.1.0 @category constants
+ */
+export const invalidFieldValue = "invalid_field_value" as const
+
+/** The recovery of {@link invalidFieldValue}: correct the named field. @since 0.1.0 @category constants */
+export const fixArguments = "fix_arguments" as const
+
+/** The recovery of an outage refusal. @since 0.1.0 @category constants */
+export const retryLater = "retry_later" as const
+
+const keysOf = <K extends string>(record: { readonly [P in K]: unknown }): ReadonlyArray<K> =>
+  Object.keys(record).filter((key): key is K => Object.hasOwn(record, key))
+
+/**
+ * What a domain writes to define its refusals with {@link define}: its own codes only. The structural
+ * `invalid_field_value` (400, `fix_arguments`) and the store outage (503, retryable, `retry_later`) are the
+ * kernel's, added to every domain's table.
+ *
+ * @since 0.1.0 @category models
+ */
+export interface Definition<Code extends string, Action extends string, OutageCode extends string> {
+  /** The body field carrying the block, e.g. `topics`. */
+  readonly key: string
+  /** A short name for OpenAPI identifiers, e.g. `Topics`. */
+  readonly identifier: string
+  /** One row per code of the domain's own (the shared two are added). */
+  readonly rules: { readonly [K in Code]: RefusalRule & { readonly action: Action } }
+  /**
+   * The outage refusal's code (`topics_unavailable`) and the store it names (`the topics store`); `description`
+   * and `suggestedCorrection` replace the texts made from the store's name.
+   */
+  readonly outage: {
+    readonly code: OutageCode
+    readonly store: string
+    readonly description?: string | undefined
+    readonly suggestedCorrection?: string | undefined
+  }
+  /** What the structural refusal's row says (default: a field is missing, unknown or out of range). */
+  readonly invalidInputDescription?: string | undefined
+  readonly blockDescription?: string | undefined
+}
+
+/**
+ * The extra fields a refusal may carry beyond the code and its texts: where the fault is, and the domain's list
+ * of texts when it has one.
+ *
+ * @since 0.1.0 @category models
+ */
+export type Extra<List extends string> =
+  & {
+    readonly field?: string | undefined
+    readonly allowedValues?: ReadonlyArray<string> | undefined
+    readonly allowedRange?: AllowedRange | undefined
+  }
+  & { readonly [K in List]?: ReadonlyArray<string> | undefined }
+
+/**
+ * A domain's code table with the shared rows added, the schemas of its codes and actions, and the fields of its
+ * error class; {@link Defined.codecFor} then gives the codec and `refuse` for the class.
+ *
+ * @since 0.1.0 @category models
+ */
+export interface Defined<Code extends string, Action extends string> {
+  readonly codes: Schema.Schema<Code>
+  readonly actions: Schema.Schema<Action>
+  readonly rules: { readonly [K in Code]: RefusalRule & { readonly action: Action } }
+  /** The standard fields of the error class: `Schema.TaggedError<X>(id)(tag, defined.fields)`. */
+  readonly fields: StandardFields<Schema.Schema<Code>>
+  /**
+   * The codec and `refuse` of the domain's error class. `list` names one more list of texts the class carries
+   * (a mapping's `problems`) and its wire name (`problems`).
+   */
+  readonly codecFor: <E extends { readonly _tag: string } & Standard<Code> & { readonly [K in List]?: ReadonlyArray<string> | undefined }, List extends string = never>(
+    errorClass: { readonly _tag: E["_tag"]; new(fields: Standard<Code>): E },
+    list?: { readonly field: List; readonly wire: string }
+  ) => {
+    readonly codec: RefusalCodec<E, Code>
+    readonly refuse: (code: Code, why: string, suggestedCorrection: string, extra?: Extra<List>) => E
+  }
+}
+
+/**
+ * A domain's refusals from its code table: the codes (its own, `invalid_field_value` and its outage code),
+ * their rows, the error class's fields, then the codec and `refuse` for the class. The structural refusal, a
+ * sample of each code and the outage refusal all come from the kernel.
+ *
+ * ```ts
+ * const defined = Refusal.define({ key: "topics", identifier: "Topics", rules: { topic_not_found: ... }, outage: ... })
+ * export class TopicsRefusal extends Schema.TaggedError<TopicsRefusal>("@service/topics/TopicsRefusal")("TopicsRefusal", defined.fields) {}
+ * export const { codec, refuse } = defined.codecFor(TopicsRefusal)
+ * ```
+ *
+ * @since 0.1.0 @category constructors
+ */
+export const define = <const Code extends string, const Action extends string, const OutageCode extends string>(
+  definition: Definition<Code, Action, OutageCode>
+): Defined<Code | typeof invalidFieldValue | OutageCode, Action | typeof fixArguments | typeof retryLater> => {
+  type AllCode = Code | typeof invalidFieldValue | OutageCode
+  type AllAction = Action | typeof fixArguments | typeof retryLater
+  const own: ReadonlyArray<Code> = keysOf(definition.rules)
+  const codes = Schema.Literal(invalidFieldValue, ...own, definition.outage.code)
+  const actions = Schema.Literal(fixArguments, ...own.map((code) => definition.rules[code].action), retryLater)
+  const rules: { readonly [K in AllCode]: RefusalRule & { readonly action: AllAction } } = {
+    ...EffectRecord.singleton(invalidFieldValue, {
+      status: 400,
+      retryable: false,
+      action: fixArguments,
+      description: definition.invalidInputDescription ?? "a field is missing, unknown or out of range"
+    } as const),
+    ...definition.rules,
+    ...EffectRecord.singleton(definition.outage.code, {
+      status: 503,
+      retryable: true,
+      action: retryLater,
+      description: definition.outage.description ?? `${definition.outage.store} cannot be reached right now`
+    } as const)
+  }
+  const store = definition.outage.store
+  return {
+    codes,
+    actions,
+    rules,
+    fields: standardFields(codes),
+    codecFor: (errorClass, list) => {
+      const make = (fields: Standard<AllCode>) => new errorClass(fields)
+      const codec = makeStandardCodec({
+        key: definition.key,
+        identifier: definition.identifier,
+        tag: errorClass._tag,
+        is: (u: unknown): u is InstanceType<typeof errorClass> => u instanceof errorClass,
+        codes,
+        actions,
+        rules,
+        make,
+        invalidInputCode: invalidFieldValue,
+        outage: {
+          code: definition.outage.code,
+          why: `${store.charAt(0).toUpperCase()}${store.slice(1)} cannot be reached right now.`,
+          suggestedCorrection: definition.outage.suggestedCorrection ?? "Retry in a few seconds; nothing was changed."
+        },
+        list: list === undefined ? undefined : { wire: list.wire, read: (refusal) => refusal[list.field] },
+        blockDescription: definition.blockDescription
+      })
+      return { codec, refuse: (code, why, suggestedCorrection, extra = {}) => new errorClass({ code, why, suggestedCorrection, ...extra }) }
+    }
+  }
 }
 
 /**

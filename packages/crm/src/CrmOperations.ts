@@ -20,39 +20,28 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Company, Contact, Crm, Opportunity } from "./Crm.js"
 
+const defined = Refusal.define({
+  key: "crm",
+  identifier: "Crm",
+  rules: {
+    contact_not_found: { status: 404, retryable: false, action: "list_arrivals", description: "no contact with that id in this workspace" },
+    opportunity_not_found: { status: 404, retryable: false, action: "list_arrivals", description: "no opportunity with that id in this workspace" },
+    stage_not_found: { status: 404, retryable: false, action: "fix_arguments", description: "the stage is not one of the opportunity's Pipeline" }
+  },
+  outage: { code: "crm_unavailable", store: "the CRM's store", suggestedCorrection: "Retry in a few seconds." },
+  invalidInputDescription: "a field is missing, unknown or malformed"
+})
+
 /** @since 0.1.0 @category models */
-export const CrmCode = Schema.Literal("invalid_field_value", "contact_not_found", "opportunity_not_found", "stage_not_found", "crm_unavailable")
+export const CrmCode = defined.codes
 /** @since 0.1.0 @category models */
 export type CrmCode = typeof CrmCode.Type
 
 /** @since 0.1.0 @category errors */
-export class CrmRefusal extends Schema.TaggedError<CrmRefusal>("@service/crm/CrmRefusal")("CrmRefusal", {
-  ...Refusal.standardFields(CrmCode)
-}) {}
-
-const rules = {
-  invalid_field_value: { status: 400, retryable: false, action: "fix_arguments", description: "a field is missing, unknown or malformed" },
-  contact_not_found: { status: 404, retryable: false, action: "list_arrivals", description: "no contact with that id in this workspace" },
-  opportunity_not_found: { status: 404, retryable: false, action: "list_arrivals", description: "no opportunity with that id in this workspace" },
-  stage_not_found: { status: 404, retryable: false, action: "fix_arguments", description: "the stage is not one of the opportunity's Pipeline" },
-  crm_unavailable: { status: 503, retryable: true, action: "retry_later", description: "the CRM's store cannot be reached right now" }
-} as const satisfies { readonly [K in CrmCode]: Refusal.RefusalRule }
-
-const RecoveryAction = Schema.Literal("fix_arguments", "list_arrivals", "retry_later")
+export class CrmRefusal extends Schema.TaggedError<CrmRefusal>("@service/crm/CrmRefusal")("CrmRefusal", defined.fields) {}
 
 /** @since 0.1.0 @category codecs */
-export const codec = Refusal.makeStandardCodec({
-  key: "crm",
-  identifier: "Crm",
-  tag: "CrmRefusal",
-  is: (u: unknown): u is CrmRefusal => u instanceof CrmRefusal,
-  codes: CrmCode,
-  actions: RecoveryAction,
-  rules,
-  make: (fields) => new CrmRefusal(fields),
-  invalidInputCode: "invalid_field_value",
-  outage: { code: "crm_unavailable", why: "The CRM's store cannot be reached right now.", suggestedCorrection: "Retry in a few seconds." }
-})
+export const { codec, refuse } = defined.codecFor(CrmRefusal)
 
 const ContactRef = Schema.Struct({
   contact_id: Schema.String.pipe(Schema.pattern(/^contact_[0-9a-f]{24}$/)).annotations({
@@ -65,22 +54,19 @@ const ContactView = Schema.Struct({
   company: Schema.NullOr(Company).annotations({ description: "The company matched by the email's business domain." })
 }).annotations({ identifier: "Contact" })
 
+/** What every declaration of the group shares: the refusal codec and the usual scopes and annotations. */
+const kit = Operation.kit({ refusals: codec, scopes: ["commercial:read"], annotations: Operation.readOnly })
+
 /** @since 0.1.0 @category operations */
-export const contactRead = Operation.make({
+export const contactRead = kit.make({
   name: "contact_read",
   title: "Read a contact",
   description: "One contact of the workspace's CRM with its company: what the door created or updated (an Arrival names it).",
-  refusals: codec,
   refuses: ["contact_not_found"],
-  scopes: ["commercial:read"],
-  annotations: Operation.readOnly,
-  metered: false,
-  paginates: false,
   surfaces: { mcp: false },
   http: { method: "GET", path: "/contacts/:contact_id", input: { kind: "path", params: { contact_id: "contact_id" } } },
   cli: { words: ["contacts", "show"], positional: "contact_id" },
   input: ContactRef,
-  modelInput: ContactRef,
   output: ContactView,
   capability: {
     question: "Who is this contact the door applied?",
@@ -122,23 +108,18 @@ const transactional = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(effect)).pipe(Effect.catchTag("SqlError", Effect.die))
 
 /** @since 0.1.0 @category operations */
-export const contactErase = Operation.make({
+export const contactErase = kit.make({
   name: "contact_erase",
   title: "Erase a person",
   description:
     "Erases a contact at the person's request: name, email, phone, role and website are removed; only keyed fingerprints of the email and phone are kept, so later Arrivals for that person end rejected. Cannot be undone. Owner or admin.",
-  refusals: codec,
   refuses: ["contact_not_found"],
-  scopes: ["commercial:read"],
   authorize: requireOwnerOrAdminPerson,
   annotations: Operation.destructive,
-  metered: false,
-  paginates: false,
   surfaces: { mcp: false },
   http: { method: "POST", path: "/contacts/:contact_id/erase", input: { kind: "body", params: { contact_id: "contact_id" } } },
   cli: { words: ["contacts", "erase"], positional: "contact_id" },
   input: ContactRef,
-  modelInput: ContactRef,
   output: ContactView,
   capability: {
     question: "A person asked to be forgotten: how do I erase them?",
@@ -190,22 +171,17 @@ const Moved = Schema.Struct({
 }).annotations({ identifier: "MovedOpportunity" })
 
 /** @since 0.1.0 @category operations */
-export const opportunityMove = Operation.make({
+export const opportunityMove = kit.make({
   name: "opportunity_move",
   title: "Move an opportunity",
   description:
     "Moves an opportunity to another stage of its Pipeline. The ledger records opportunity.moved (subscribable per opportunity) and, on a won or lost stage, opportunity.closed.",
-  refusals: codec,
   refuses: ["opportunity_not_found", "stage_not_found"],
-  scopes: ["commercial:read"],
   annotations: Operation.idempotentWrite,
-  metered: false,
-  paginates: false,
   surfaces: { mcp: false },
   http: { method: "POST", path: "/opportunities/:opportunity_id/move", input: { kind: "body", params: { opportunity_id: "opportunity_id" } } },
   cli: { words: ["opportunities", "move"], positional: "opportunity_id" },
   input: MoveInput,
-  modelInput: MoveInput,
   output: Moved,
   capability: {
     question: "How do I move a deal along its Pipeline?",
@@ -248,11 +224,10 @@ export const opportunityMove = Operation.make({
 export type Requirements = Crm | EventLedger | SqlClient.SqlClient | Caller
 
 /** @since 0.1.0 @category groups */
-export const group: Operation.Group<Requirements> = Operation.group<Requirements>({
+export const group: Operation.Group<Requirements> = kit.group<Requirements>({
   name: "crm",
   title: "CRM",
   description: "The workspace's CRM as the door fills it: contacts, erasure, opportunities.",
-  refusals: codec,
   operations: [contactRead, contactErase, opportunityMove],
   http: { prefix: "/workspaces/:workspace/crm", workspaceScoped: true },
   mcp: { namespace: "crm" },

@@ -65,17 +65,16 @@ const ArrivalPage = Schema.Struct({
   next_cursor: Schema.NullOr(Schema.String).annotations({ description: "Pass as cursor for older Arrivals; null on the last page." })
 }).annotations({ identifier: "ArrivalPage" })
 
+/** What every declaration of the group shares: the refusal codec and the usual scopes and annotations. */
+const kit = Operation.kit({ refusals: codec, scopes: doorScopes, annotations: Operation.readOnly })
+
 /** @since 0.1.0 @category operations */
-export const arrivalRead = Operation.make({
+export const arrivalRead = kit.make({
   name: "arrival_read",
   title: "Read Arrivals",
   description:
     "The workspace's Arrivals (every request the door stored), newest first, each with its status, why it has it, the contact and opportunity it produced, and its trail of recorded steps. Filter by Source, status or one Arrival id; page with cursor. Free.",
-  refusals: codec,
   refuses: ["arrival_not_found"],
-  scopes: doorScopes,
-  annotations: Operation.readOnly,
-  metered: false,
   paginates: true,
   http: { method: "GET", path: "/arrivals", input: { kind: "query" } },
   cli: { words: ["list"], follow: { items: "arrivals", keys: ["id", "status"] } },
@@ -115,21 +114,15 @@ export const arrivalRead = Operation.make({
 const ShowInput = Schema.Struct({ arrival_id: ArrivalId }).annotations({ ...strict, identifier: "ArrivalShowInput" })
 
 /** @since 0.1.0 @category operations */
-export const arrivalShow = Operation.make({
+export const arrivalShow = kit.make({
   name: "arrival_show",
   title: "Show an Arrival",
   description: "One Arrival with its status, outcome and trail.",
-  refusals: codec,
   refuses: ["arrival_not_found"],
-  scopes: doorScopes,
-  annotations: Operation.readOnly,
-  metered: false,
-  paginates: false,
   surfaces: { mcp: false },
   http: { method: "GET", path: "/arrivals/:arrival_id", input: { kind: "path", params: { arrival_id: "arrival_id" } } },
   cli: { words: ["show"], positional: "arrival_id" },
   input: ShowInput,
-  modelInput: ShowInput,
   output: ArrivalView,
   capability: {
     question: "What happened to this request?",
@@ -173,21 +166,16 @@ const SentTest = Schema.Struct({
 }).annotations({ identifier: "SentTestArrival" })
 
 /** @since 0.1.0 @category operations */
-export const arrivalSendTest = Operation.make({
+export const arrivalSendTest = kit.make({
   name: "arrival_send_test",
   title: "Send a test Arrival",
   description:
     "Only in a test workspace: sends a sample CloudEvent of the given type through one of its Sources without a signature from you, and answers the Arrival it became. Nothing is charged, sent or delivered from a test workspace.",
-  refusals: codec,
   refuses: ["source_not_found", "source_archived", "not_a_test_workspace"],
-  scopes: doorScopes,
-  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
-  metered: false,
-  paginates: false,
+  annotations: Operation.write,
   http: { method: "POST", path: "/sources/:source_id/test-arrivals", input: { kind: "body", params: { source_id: "source_id" } } },
   cli: { words: ["send-test"], positional: "source_id" },
   input: SendTestInput,
-  modelInput: SendTestInput,
   output: SentTest,
   capability: {
     question: "How do I see the door work end to end without signing anything?",
@@ -274,11 +262,10 @@ export const operations = [arrivalRead, arrivalShow, arrivalSendTest] as const
 export type Requirements = Arrivals | Sources | Intake | Caller
 
 /** @since 0.1.0 @category groups */
-export const group: Operation.Group<Requirements> = Operation.group<Requirements>({
+export const group: Operation.Group<Requirements> = kit.group<Requirements>({
   name: "arrivals",
   title: "Arrivals",
   description: "What reached the door and what became of it; sample Arrivals in test workspaces.",
-  refusals: codec,
   operations,
   http: { prefix: "/workspaces/:workspace/door", workspaceScoped: true },
   mcp: { namespace: "arrival" },

@@ -55,24 +55,21 @@ const Sandbox = Schema.Struct({
 
 const isTemplate = Schema.is(Templates.TemplateName)
 
+/** What every declaration of the group shares: the refusal codec and the usual scopes and annotations. */
+const kit = Operation.kit({ refusals: codec, scopes: doorScopes, annotations: Operation.write })
+
 /** @since 0.1.0 @category operations */
-export const sandboxesCreate = Operation.make({
+export const sandboxesCreate = kit.make({
   name: "sandboxes_create",
   title: "Create a test workspace",
   description:
     "Creates a test workspace from this one: its Pipelines and active or paused Sources are copied (with new secrets, shown once), none of its contacts, Arrivals or members. You become its owner and get an API key for it, shown once. Up to 5 per workspace. Owner or admin.",
-  refusals: codec,
   refuses: ["test_workspace_not_allowed", "test_workspace_limit"],
-  scopes: doorScopes,
   authorize: requireOwnerOrAdminPerson,
-  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
-  metered: false,
-  paginates: false,
   surfaces: { mcp: false },
   http: { method: "POST", path: "/sandboxes", input: { kind: "body" } },
   cli: { words: ["create"] },
   input: CreateInput,
-  modelInput: CreateInput,
   output: Sandbox,
   capability: {
     question: "Where can I try the door and the CRM without touching real data or spending credits?",
@@ -179,11 +176,10 @@ export const sandboxesCreate = Operation.make({
 export type Requirements = Accounts | Crm | Sources | SqlClient.SqlClient | Caller
 
 /** @since 0.1.0 @category groups */
-export const group: Operation.Group<Requirements> = Operation.group<Requirements>({
+export const group: Operation.Group<Requirements> = kit.group<Requirements>({
   name: "sandboxes",
   title: "Test workspaces",
   description: "Copies of a workspace's structure where nothing is charged, sent or delivered.",
-  refusals: codec,
   operations: [sandboxesCreate],
   http: { prefix: "/workspaces/:workspace", workspaceScoped: true },
   mcp: { namespace: "sandboxes" },

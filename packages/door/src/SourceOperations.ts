@@ -135,23 +135,20 @@ export const TemplateView = Schema.Struct({
 const TemplateList = Schema.Struct({ templates: Schema.Array(TemplateView) }).annotations({ identifier: "TemplateList" })
 const NoInput = Schema.Struct({}).annotations({ ...strict, identifier: "NoInput" })
 
+/** What every declaration of the group shares: the refusal codec and the usual scopes and annotations. */
+const kit = Operation.kit({ refusals: codec, scopes: doorScopes, annotations: Operation.readOnly })
+
 /** @since 0.1.0 @category operations */
-export const templates = Operation.make({
+export const templates = kit.make({
   name: "templates",
   title: "List door templates",
   description:
     "The third-party tools a webhook Source can take notices from unchanged: how each is verified, whether it needs the tool's signing secret, the notice types that carry a person and the person fields read.",
-  refusals: codec,
   refuses: [],
-  scopes: doorScopes,
-  annotations: Operation.readOnly,
-  metered: false,
-  paginates: false,
   surfaces: { mcp: false },
   http: { method: "GET", path: "/templates", input: { kind: "query" } },
   cli: { words: ["templates"] },
   input: NoInput,
-  modelInput: NoInput,
   output: TemplateList,
   capability: { question: "Which tools can send notices to the door as they are?", requires: "Nothing.", example: {} },
   run: () =>
@@ -208,23 +205,18 @@ const inputInvalid = (invalid: { readonly field: string; readonly why: string })
   })
 
 /** @since 0.1.0 @category operations */
-export const sourcesCreate = Operation.make({
+export const sourcesCreate = kit.make({
   name: "sources_create",
   title: "Create a Source",
   description:
     "Creates a door Source. A cloudevents Source (the default) answers its whsec_ secret once. A webhook Source takes a tool's own notices: with a template that signs, send the tool's signing_secret; with a template that does not sign, or verification secret-address, the answer carries the secret-address token once. Optionally route new contacts to a Pipeline and stage. Owner or admin.",
-  refusals: codec,
   refuses: ["pipeline_not_found"],
-  scopes: doorScopes,
   authorize: requireOwnerOrAdminPerson,
-  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
-  metered: false,
-  paginates: false,
+  annotations: Operation.write,
   surfaces: { mcp: false },
   http: { method: "POST", path: "/sources", input: { kind: "body" } },
   cli: { words: ["sources", "create"] },
   input: CreateInput,
-  modelInput: CreateInput,
   output: CreatedSource,
   capability: {
     question: "How do I give a system its own signed address into the CRM?",
@@ -260,21 +252,15 @@ const ListInput = Schema.Struct({
 }).annotations({ ...strict, identifier: "ListSourcesInput" })
 
 /** @since 0.1.0 @category operations */
-export const sourcesList = Operation.make({
+export const sourcesList = kit.make({
   name: "sources_list",
   title: "List Sources",
   description: "The workspace's door Sources, newest first, optionally of one status (active, paused, archived).",
-  refusals: codec,
   refuses: [],
-  scopes: doorScopes,
-  annotations: Operation.readOnly,
-  metered: false,
-  paginates: false,
   surfaces: { mcp: false },
   http: { method: "GET", path: "/sources", input: { kind: "query" } },
   cli: { words: ["sources", "list"] },
   input: ListInput,
-  modelInput: ListInput,
   output: Schema.Struct({ sources: Schema.Array(SourceView) }).annotations({ identifier: "SourceList" }),
   capability: { question: "Which Sources does this workspace have?", requires: "Nothing.", example: {} },
   run: (input) =>
@@ -313,22 +299,16 @@ const detailView = (detail: SourceDetail): typeof SourceDetailView.Type => ({
 })
 
 /** @since 0.1.0 @category operations */
-export const sourceRead = Operation.make({
+export const sourceRead = kit.make({
   name: "source_read",
   title: "Read a Source",
   description:
     "One Source: its status, type, template, verification, Pipeline and stage, door address, and for webhook Sources the confirmed mapping, the example notice, the mapping proposal and the fields no mapping reads yet.",
-  refusals: codec,
   refuses: ["source_not_found"],
-  scopes: doorScopes,
-  annotations: Operation.readOnly,
-  metered: false,
-  paginates: false,
   surfaces: { mcp: false },
   http: { method: "GET", path: "/sources/:source_id", input: { kind: "path", params: { source_id: "source_id" } } },
   cli: { words: ["sources", "show"], positional: "source_id" },
   input: SourceRef,
-  modelInput: SourceRef,
   output: SourceDetailView,
   capability: {
     question: "What is this Source, where do senders post, and how are its notices read?",
@@ -357,23 +337,18 @@ const UpdateInput = Schema.Struct({
 }).annotations({ ...strict, identifier: "UpdateSourceInput" })
 
 /** @since 0.1.0 @category operations */
-export const sourceUpdate = Operation.make({
+export const sourceUpdate = kit.make({
   name: "source_update",
   title: "Change a Source",
   description:
     "Renames a Source, pauses or resumes it, or changes the Pipeline and stage new contacts open an opportunity in (both null: none). Owner or admin.",
-  refusals: codec,
   refuses: ["source_not_found", "source_archived", "pipeline_not_found"],
-  scopes: doorScopes,
   authorize: requireOwnerOrAdminPerson,
   annotations: Operation.idempotentWrite,
-  metered: false,
-  paginates: false,
   surfaces: { mcp: false },
   http: { method: "PATCH", path: "/sources/:source_id", input: { kind: "body", params: { source_id: "source_id" } } },
   cli: { words: ["sources", "update"], positional: "source_id" },
   input: UpdateInput,
-  modelInput: UpdateInput,
   output: SourceView,
   capability: {
     question: "How do I pause a Source or send its contacts to a Pipeline?",
@@ -404,22 +379,17 @@ export const sourceUpdate = Operation.make({
 const SourceAction = Schema.Struct({ source_id: SourceId }).annotations({ ...strict, identifier: "SourceAction" })
 
 /** @since 0.1.0 @category operations */
-export const sourceArchive = Operation.make({
+export const sourceArchive = kit.make({
   name: "source_archive",
   title: "Archive a Source",
   description: "Archives a Source for good: the door answers 410 to its senders from now on. Its Arrivals stay readable. Owner or admin.",
-  refusals: codec,
   refuses: ["source_not_found"],
-  scopes: doorScopes,
   authorize: requireOwnerOrAdminPerson,
   annotations: Operation.destructive,
-  metered: false,
-  paginates: false,
   surfaces: { mcp: false },
   http: { method: "POST", path: "/sources/:source_id/archive", input: { kind: "body", params: { source_id: "source_id" } } },
   cli: { words: ["sources", "archive"], positional: "source_id" },
   input: SourceAction,
-  modelInput: SourceAction,
   output: SourceView,
   capability: {
     question: "How do I close a Source for good?",
@@ -451,23 +421,18 @@ const Rotated = Schema.Struct({
 }).annotations({ identifier: "RotatedSecret" })
 
 /** @since 0.1.0 @category operations */
-export const sourceRotateSecret = Operation.make({
+export const sourceRotateSecret = kit.make({
   name: "source_rotate_secret",
   title: "Rotate a Source's secret",
   description:
     "Issues a new secret for a Source, shown once. The previous whsec_ secret keeps verifying for 24 hours so senders can switch; a secret-address token stops working at once. A template Source verified with the tool's own key has nothing here to rotate: rotate it in the tool and create a new Source. Owner or admin.",
-  refusals: codec,
   refuses: ["source_not_found", "source_archived"],
-  scopes: doorScopes,
   authorize: requireOwnerOrAdminPerson,
-  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
-  metered: false,
-  paginates: false,
+  annotations: Operation.write,
   surfaces: { mcp: false },
   http: { method: "POST", path: "/sources/:source_id/rotate-secret", input: { kind: "body", params: { source_id: "source_id" } } },
   cli: { words: ["sources", "rotate-secret"], positional: "source_id" },
   input: SourceAction,
-  modelInput: SourceAction,
   output: Rotated,
   capability: {
     question: "How do I replace a Source's secret without losing requests?",
@@ -499,23 +464,18 @@ const ConfirmInput = Schema.Struct({
 }).annotations({ ...strict, identifier: "ConfirmMappingInput" })
 
 /** @since 0.1.0 @category operations */
-export const mappingConfirm = Operation.make({
+export const mappingConfirm = kit.make({
   name: "mapping_confirm",
   title: "Confirm a Source's mapping",
   description:
     "Confirms how a webhook Source's notices are read: event_type (paths to the notice type), accepted_events (types that carry a person; empty: every notice), notice_id (paths to the tool's id, for duplicates), items (a path to a list of people, or null) and fields (paths to email, phone, name, first_name, last_name, company, website, role). Paths use the template path language (dotted names, [0], [field=value], header:<name>). Each confirmation raises the version. Owner or admin.",
-  refusals: codec,
   refuses: ["source_not_found", "source_archived", "mapping_invalid"],
-  scopes: doorScopes,
   authorize: requireOwnerOrAdminPerson,
-  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
-  metered: false,
-  paginates: false,
+  annotations: Operation.write,
   surfaces: { mcp: false },
   http: { method: "PUT", path: "/sources/:source_id/mapping", input: { kind: "body", params: { source_id: "source_id" } } },
   cli: { words: ["mapping", "confirm"], positional: "source_id" },
   input: ConfirmInput,
-  modelInput: ConfirmInput,
   output: SourceDetailView,
   capability: {
     question: "How do I tell the door what each field of a tool's notice means?",
@@ -560,22 +520,17 @@ const ReprocessInput = Schema.Struct({
 }).annotations({ ...strict, identifier: "ReprocessInput" })
 
 /** @since 0.1.0 @category operations */
-export const reprocessUnmapped = Operation.make({
+export const reprocessUnmapped = kit.make({
   name: "reprocess_unmapped",
   title: "Reprocess unmapped Arrivals",
   description:
     "Reads a webhook Source's unmapped and no_person Arrivals again through its current mapping and queues them: requeued (put back on the queue), changed and unchanged (whether the reading differs from the last one), expired (raw notice deleted after 30 days; nothing to read), created (now name a person and will be applied to the CRM).",
-  refusals: codec,
   refuses: ["source_not_found", "arrival_not_found"],
-  scopes: doorScopes,
   annotations: Operation.idempotentWrite,
-  metered: false,
-  paginates: false,
   surfaces: { mcp: false },
   http: { method: "POST", path: "/sources/:source_id/reprocess-unmapped", input: { kind: "body", params: { source_id: "source_id" } } },
   cli: { words: ["sources", "reprocess"], positional: "source_id" },
   input: ReprocessInput,
-  modelInput: ReprocessInput,
   output: ReprocessCounts.annotations({ identifier: "ReprocessCounts" }),
   capability: {
     question: "I fixed the mapping: how do the notices it could not read get another try?",
@@ -616,11 +571,10 @@ export const operations = [
 export type Requirements = Sources | Crm | Intake | Caller
 
 /** @since 0.1.0 @category groups */
-export const group: Operation.Group<Requirements> = Operation.group<Requirements>({
+export const group: Operation.Group<Requirements> = kit.group<Requirements>({
   name: "door",
   title: "Door",
   description: "The intake door's Sources, templates and mappings.",
-  refusals: codec,
   operations,
   http: { prefix: "/workspaces/:workspace/door", workspaceScoped: true },
   mcp: { namespace: "door" },

@@ -39,22 +39,19 @@ const destinationNotFound = (why: string) =>
 
 const SubscriptionsInput = Schema.Struct({}).annotations({ ...strict, identifier: "EventSubscriptionsInput" })
 
+/** What every declaration of the group shares: the refusal codec and the usual scopes and annotations. */
+const kit = Operation.kit({ refusals: codec, scopes, annotations: Operation.readOnly })
+
 /** @since 0.1.0 @category operations */
-export const eventsSubscriptions = Operation.make({
+export const eventsSubscriptions = kit.make({
   name: "events_subscriptions",
   title: "List event subscriptions",
   description:
     "The workspace's event subscriptions (created by agents with events/subscribe) and Destinations, newest first: address origin, events, subject, state (active, disabled after a 410, expired, stopped, paused), expiry, last delivery, last error and consecutive failures. Free.",
-  refusals: codec,
   refuses: [],
-  scopes,
-  annotations: Operation.readOnly,
-  metered: false,
-  paginates: false,
   http: { method: "GET", path: "/subscriptions", input: { kind: "query" } },
   cli: { words: ["subscriptions"] },
   input: SubscriptionsInput,
-  modelInput: SubscriptionsInput,
   output: Schema.Struct({ subscriptions: Schema.Array(DestinationView) }).annotations({ identifier: "EventSubscriptions" }),
   capability: {
     question: "Where do this workspace's events go, and are those addresses healthy?",
@@ -92,16 +89,12 @@ const DeliveriesModelInput = Schema.Struct({
 }).annotations({ ...strict, identifier: "EventDeliveriesModelInput" })
 
 /** @since 0.1.0 @category operations */
-export const eventsDeliveries = Operation.make({
+export const eventsDeliveries = kit.make({
   name: "events_deliveries",
   title: "Read the delivery log",
   description:
     "Deliveries of catalog events to the workspace's subscriptions and Destinations, newest first, each with its event, outcome, next attempt and every attempt (started_at, HTTP status, latency_ms, result, error, next_attempt_at). Filter by destination_id or outcome; page with cursor. Free.",
-  refusals: codec,
   refuses: ["destination_not_found"],
-  scopes,
-  annotations: Operation.readOnly,
-  metered: false,
   paginates: true,
   http: { method: "GET", path: "/deliveries", input: { kind: "query" } },
   cli: { words: ["deliveries"], follow: { items: "deliveries", keys: ["id", "outcome"] } },
@@ -162,23 +155,18 @@ const CreateInput = Schema.Struct({
 }).annotations({ ...strict, identifier: "DestinationCreateInput" })
 
 /** @since 0.1.0 @category operations */
-export const destinationsCreate = Operation.make({
+export const destinationsCreate = kit.make({
   name: "destinations_create",
   title: "Create a Destination",
   description:
     "Owner or admin person only: sends the named catalog events to a public https address as signed webhooks (Standard Webhooks; retried about 75 hours). Answers the Destination's id and its whsec_ signing secret, shown once. Not in a test workspace.",
-  refusals: codec,
   refuses: ["address_rejected", "test_workspace_not_allowed"],
-  scopes,
   authorize: requireOwnerOrAdminPerson,
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: true },
-  metered: false,
-  paginates: false,
   surfaces: { mcp: false },
   http: { method: "POST", path: "/destinations", input: { kind: "body" } },
   cli: { words: ["destinations", "create"] },
   input: CreateInput,
-  modelInput: CreateInput,
   output: Schema.Struct({
     id: Schema.String,
     secret: Schema.String.annotations({ description: "The whsec_ signing secret: verify deliveries with it. Shown once." })
@@ -199,22 +187,17 @@ export const destinationsCreate = Operation.make({
 const DestinationInput = Schema.Struct({ destination_id: DestinationId }).annotations({ ...strict, identifier: "DestinationInput" })
 
 /** @since 0.1.0 @category operations */
-export const destinationsStop = Operation.make({
+export const destinationsStop = kit.make({
   name: "destinations_stop",
   title: "Stop a Destination",
   description: "Owner or admin person only: stops a Destination or subscription; its pending deliveries stop and its history stays.",
-  refusals: codec,
   refuses: ["destination_not_found"],
-  scopes,
   authorize: requireOwnerOrAdminPerson,
   annotations: { readOnly: false, destructive: true, idempotent: true, openWorld: false },
-  metered: false,
-  paginates: false,
   surfaces: { mcp: false },
   http: { method: "DELETE", path: "/destinations/:destination_id", input: { kind: "path", params: { destination_id: "destination_id" } } },
   cli: { words: ["destinations", "stop"], positional: "destination_id" },
   input: DestinationInput,
-  modelInput: DestinationInput,
   output: Schema.Struct({ stopped: Schema.String }).annotations({ identifier: "StoppedDestination" }),
   capability: {
     question: "How do I stop sending events to an address?",
@@ -239,23 +222,18 @@ const ReplayInput = Schema.Struct({
 }).annotations({ ...strict, identifier: "DestinationReplayInput" })
 
 /** @since 0.1.0 @category operations */
-export const destinationsReplay = Operation.make({
+export const destinationsReplay = kit.make({
   name: "destinations_replay",
   title: "Replay events to a Destination",
   description:
     "Owner or admin person only: sends again every event of [from, to) the Destination or subscription matches, as new deliveries with the same webhook-id (receivers deduplicate). Answers how many were scheduled.",
-  refusals: codec,
   refuses: ["destination_not_found"],
-  scopes,
   authorize: requireOwnerOrAdminPerson,
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: true },
-  metered: false,
-  paginates: false,
   surfaces: { mcp: false },
   http: { method: "POST", path: "/destinations/:destination_id/replay", input: { kind: "body", params: { destination_id: "destination_id" } } },
   cli: { words: ["destinations", "replay"], positional: "destination_id" },
   input: ReplayInput,
-  modelInput: ReplayInput,
   output: Schema.Struct({ scheduled: Schema.Number }).annotations({ identifier: "ReplayScheduled" }),
   capability: {
     question: "My receiver was down: how do I get yesterday's events again?",
@@ -284,11 +262,10 @@ export const operations = [eventsSubscriptions, eventsDeliveries, destinationsCr
 export type Requirements = DeliveryLog | Destinations | Caller
 
 /** @since 0.1.0 @category groups */
-export const group: Operation.Group<Requirements> = Operation.group<Requirements>({
+export const group: Operation.Group<Requirements> = kit.group<Requirements>({
   name: "events",
   title: "Events",
   description: "Where the workspace's catalog events go, people's Destinations, and what became of each delivery.",
-  refusals: codec,
   operations,
   http: { prefix: "/workspaces/:workspace/events", workspaceScoped: true },
   mcp: { namespace: "events" },

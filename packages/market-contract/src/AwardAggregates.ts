@@ -14,7 +14,6 @@
  * @since 0.1.0
  */
 import type { Fragment } from "@effect/sql/Statement"
-import * as Operation from "@service/core/Operation"
 import type { RequestContext } from "@service/core/RequestContext"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -35,10 +34,11 @@ import { Envelope, type Normalization, type SemanticWarning } from "./Envelope.j
 import { withStatementTimeout } from "./internal/statementTimeout.js"
 import { defaultAggregatePageSize, maxAggregatePageSize } from "./Limits.js"
 import { type EnvelopeOf, MarketData } from "./MarketData.js"
-import { codec, type MarketDataRefusal, refuse } from "./MarketError.js"
+import { type MarketDataRefusal, refuse } from "./MarketError.js"
 import * as Paging from "./Paging.js"
 import { Limit } from "./Suppliers.js"
-import { readScopes, strict } from "./internal/fields.js"
+import { strict } from "./internal/fields.js"
+import { kit } from "./MarketKit.js"
 
 /**
  * The dimensions awards can be grouped by. `supplier_name` is deliberately not one: names are approximate.
@@ -410,21 +410,17 @@ export const aggregateAwardGroups = (
   }).pipe(Effect.withSpan("AwardAggregates.aggregateAwardGroups"))
 
 /** @since 0.1.0 @category operations */
-export const aggregateAwards = Operation.make({
+export const aggregateAwards = kit.make({
   name: "aggregate_awards",
   title: "Aggregate awards",
   description:
     "Award counts and exact totals in one currency and amount scope, grouped by 1 to 3 dimensions and ranked by total, optionally compared with an earlier period. One call is one metered unit whatever the number of groups.",
-  refusals: codec,
-  scopes: readScopes,
-  annotations: Operation.readOnly,
   http: { method: "POST", path: "/awards/aggregate", input: { kind: "body" } },
   cli: {
     words: ["awards", "aggregate"],
     nested: { compare_period: { from_date: "compare-from-date", to_date: "compare-to-date" } }
   },
   input: AggregateAwardsInput,
-  modelInput: AggregateAwardsInput,
   output: AggregateAwardsEnvelope,
   refuses: [
     "invalid_field_value",
@@ -434,7 +430,6 @@ export const aggregateAwards = Operation.make({
     "serving_projection_unavailable",
     "serving_projection_stale"
   ],
-  metered: true,
   paginates: true,
   capability: {
     question: "Who or what was awarded the most in a currency and amount scope, by buyer, supplier, procedure, period or COG code, and how did it change between two periods?",

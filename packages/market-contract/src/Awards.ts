@@ -10,7 +10,6 @@
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { Fragment } from "@effect/sql/Statement"
-import * as Operation from "@service/core/Operation"
 import { excerpt } from "@service/core/Refusal"
 import type { RequestContext } from "@service/core/RequestContext"
 import { parseRfc } from "@service/market-warehouse/Rfc"
@@ -34,12 +33,13 @@ import { sealRecordRef } from "./internal/refs.js"
 import { RISK_SUMMARY_COLUMNS, riskSummaryDbFields, riskSummaryJoin, riskSummaryOf } from "./internal/riskSummaries.js"
 import { defaultPageSize, maxPageSize } from "./Limits.js"
 import { type EnvelopeOf, MarketData } from "./MarketData.js"
-import { codec, type MarketDataRefusal, refuse } from "./MarketError.js"
+import { type MarketDataRefusal, refuse } from "./MarketError.js"
 import * as Paging from "./Paging.js"
 import { RiskField } from "./RiskSummary.js"
 import { Limit } from "./Suppliers.js"
-import { IsoDate, TrimmedText, readScopes, strict } from "./internal/fields.js"
+import { IsoDate, TrimmedText, strict } from "./internal/fields.js"
 import { licensedRows } from "./internal/visibility.js"
+import { kit } from "./MarketKit.js"
 
 // -----------------------------------------------------------------------------
 // Field schemas shared by the award operations
@@ -697,18 +697,14 @@ export const readSupplierHistory = (
 // -----------------------------------------------------------------------------
 
 /** @since 0.1.0 @category operations */
-export const searchAwards = Operation.make({
+export const searchAwards = kit.make({
   name: "search_awards",
   title: "Search awards",
   description:
     "Find published awards by supplier RFC (strong) or name (approximate), COG partidas, words, dates and amounts. An award is a publication that a contract was awarded, not a payment, delivery or execution.",
-  refusals: codec,
-  scopes: readScopes,
-  annotations: Operation.readOnly,
   http: { method: "POST", path: "/awards/search", input: { kind: "body" } },
   cli: { words: ["awards", "search"] },
   input: SearchAwardsInput,
-  modelInput: SearchAwardsInput,
   output: Envelope(Schema.Array(AwardRow)).annotations({ identifier: "SearchAwardsEnvelope" }),
   refuses: [
     "query_too_broad",
@@ -720,7 +716,6 @@ export const searchAwards = Operation.make({
     "serving_projection_unavailable",
     "serving_projection_stale"
   ],
-  metered: true,
   paginates: true,
   capability: {
     question: "Which contracts were published as awarded to a supplier, for a COG partida, in a period or above an amount?",
@@ -732,21 +727,16 @@ export const searchAwards = Operation.make({
 })
 
 /** @since 0.1.0 @category operations */
-export const getSupplierHistory = Operation.make({
+export const getSupplierHistory = kit.make({
   name: "get_supplier_history",
   title: "Supplier award history",
   description:
     "The awards of one supplier RFC in one currency and amount scope, with that pair's exact total and every other pair the RFC has awards in. Totals are never summed across currencies or scopes.",
-  refusals: codec,
-  scopes: readScopes,
-  annotations: Operation.readOnly,
   http: { method: "POST", path: "/awards/history", input: { kind: "body" } },
   cli: { words: ["awards", "history"], positional: "supplier_rfc" },
   input: SupplierHistoryInput,
-  modelInput: SupplierHistoryInput,
   output: Envelope(SupplierHistory).annotations({ identifier: "SupplierHistoryEnvelope" }),
   refuses: ["invalid_field_value", "invalid_cursor", "cursor_stale", "serving_projection_unavailable", "serving_projection_stale"],
-  metered: true,
   paginates: true,
   capability: {
     question: "What was a supplier awarded over time, in one currency and amount scope, and in which other pairs does it have awards?",

@@ -8,10 +8,8 @@ import { excerpt } from "@service/core/Refusal"
 import { RequestContext } from "@service/core/RequestContext"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Schema from "effect/Schema"
 import {
   CapabilitiesInput,
-  CapabilitiesResult,
   CompactCapabilities,
   CoverageResponse,
   NoInput,
@@ -19,11 +17,11 @@ import {
   type OperationCapability
 } from "./Capabilities.js"
 import * as ContractCases from "./ContractCases.js"
-import { type CorpusBasis, Envelope, QueryMode, SCHEMA_VERSION } from "./Envelope.js"
+import { type CorpusBasis, QueryMode, SCHEMA_VERSION } from "./Envelope.js"
 import { type Facet, facets as allFacets, MarketData, type ObservedValue } from "./MarketData.js"
 import { defaultPageSize, maxPageSize } from "./Limits.js"
 import { readScopes } from "./internal/fields.js"
-import { codec, type MarketDataRefusal, refuse } from "./MarketError.js"
+import { type MarketDataRefusal, refuse } from "./MarketError.js"
 import { aggregateAwards } from "./AwardAggregates.js"
 import { getSupplierHistory, searchAwards } from "./Awards.js"
 import { screenRisks, searchRisks } from "./Risks.js"
@@ -41,9 +39,10 @@ import {
   GetSupplierInput,
   searchSuppliers as searchSuppliers_,
   SearchSuppliersInput,
-  SearchSuppliersModelInput,
-  SupplierRow
+  SearchSuppliersModelInput
 } from "./Suppliers.js"
+import { kit } from "./MarketKit.js"
+import * as MarketSummaries from "./MarketSummaries.js"
 
 /** What running an operation needs. @since 0.1.0 @category models */
 export type Requirements = MarketData | RequestContext
@@ -51,27 +50,18 @@ export type Requirements = MarketData | RequestContext
 /** Scopes that satisfy every market-data read (OR-listed). @since 0.1.0 @category constants */
 export { readScopes }
 
-/** What every market-data declaration shares. */
-const market = {
-  refusals: codec,
-  scopes: readScopes,
-  annotations: Operation.readOnly
-} as const
-
 /** @since 0.1.0 @category operations */
-export const searchSuppliers = Operation.make({
+export const searchSuppliers = kit.make({
   name: "search_suppliers",
   title: "Search supplier observations",
   description:
     "Find published observations of organizations and establishments by words, state, SCIAN activity or RFC. Each row is one observation, not a consolidated company.",
-  ...market,
   http: { method: "POST", path: "/suppliers/search", input: { kind: "body" } },
-  cli: { words: ["suppliers", "search"] },
+  cli: { words: ["suppliers", "search"], summary: MarketSummaries.searchSuppliers },
   input: SearchSuppliersInput,
   modelInput: SearchSuppliersModelInput,
-  output: Envelope(Schema.Array(SupplierRow)).annotations({ identifier: "SearchSuppliersEnvelope" }),
+  output: MarketSummaries.SearchSuppliersEnvelope,
   refuses: ["query_too_broad", "query_not_selective", "unknown_state", "invalid_field_value", "unknown_filter_value", "invalid_cursor", "cursor_stale", "serving_projection_unavailable", "serving_projection_stale"],
-  metered: true,
   paginates: true,
   capability: {
     question: "Which establishments or organizations were published as active in a state, activity or under a name?",
@@ -82,20 +72,17 @@ export const searchSuppliers = Operation.make({
 })
 
 /** @since 0.1.0 @category operations */
-export const countSuppliers = Operation.make({
+export const countSuppliers = kit.make({
   name: "count_suppliers",
   title: "Count supplier observations",
   description:
     "The exact number of published supplier observations matching the same narrowing as search_suppliers. Counts observations, not companies; never an estimate.",
-  ...market,
   http: { method: "POST", path: "/suppliers/count", input: { kind: "body" } },
   cli: { words: ["suppliers", "count"] },
   input: CountSuppliersInput,
   modelInput: CountSuppliersModelInput,
   output: CountSuppliersEnvelope,
   refuses: ["query_too_broad", "query_not_selective", "unknown_state", "invalid_field_value", "unknown_filter_value", "market_data_timeout", "serving_projection_unavailable", "serving_projection_stale"],
-  metered: true,
-  paginates: false,
   capability: {
     question: "How many published observations of organizations or establishments match a state, activity, name or RFC?",
     requires: "At least one of query, state, municipality, scian_codes, rfc (a query alone must be selective). Exact, or refused with market_data_timeout.",
@@ -105,19 +92,15 @@ export const countSuppliers = Operation.make({
 })
 
 /** @since 0.1.0 @category operations */
-export const getSupplier = Operation.make({
+export const getSupplier = kit.make({
   name: "get_supplier",
   title: "Get one supplier observation",
   description: "Read one supplier observation by the record_ref copied from a search row.",
-  ...market,
   http: { method: "GET", path: "/suppliers/~ref/:recordRef", input: { kind: "path", params: { recordRef: "record_ref" } } },
-  cli: { words: ["suppliers", "get"], positional: "record_ref" },
+  cli: { words: ["suppliers", "get"], positional: "record_ref", summary: MarketSummaries.getSupplier },
   input: GetSupplierInput,
-  modelInput: GetSupplierInput,
-  output: Envelope(SupplierRow).annotations({ identifier: "GetSupplierEnvelope" }),
+  output: MarketSummaries.GetSupplierEnvelope,
   refuses: ["invalid_record_ref", "serving_projection_unavailable", "serving_projection_stale"],
-  metered: true,
-  paginates: false,
   capability: {
     question: "What exactly was published about this supplier observation?",
     requires: "record_ref copied verbatim from a search row of a recent response (a record_fingerprint is refused).",
@@ -158,20 +141,17 @@ const describe = (prefix: string) => (op: Operation.AnyOperation<Requirements>):
 })
 
 /** @since 0.1.0 @category operations */
-export const marketCapabilities = Operation.make({
+export const marketCapabilities = kit.make({
   name: "market_capabilities",
   title: "Market-data capabilities",
   description:
     "Free discovery: every operation with its question, requirements, refusals and a runnable example, plus the filter values the published corpus holds.",
-  ...market,
   http: { method: "GET", path: "/capabilities", input: { kind: "query" } },
-  cli: { words: ["capabilities"] },
+  cli: { words: ["capabilities"], summary: MarketSummaries.capabilities },
   input: CapabilitiesInput,
-  modelInput: CapabilitiesInput,
-  output: Envelope(CapabilitiesResult).annotations({ identifier: "CapabilitiesEnvelope" }),
+  output: MarketSummaries.CapabilitiesEnvelope,
   refuses: ["unknown_facet", "serving_projection_unavailable", "serving_projection_stale"],
   metered: false,
-  paginates: false,
   capability: {
     question: "What can I ask the market-data layer, and which values does its corpus hold?",
     requires: "Nothing; facets optionally restricts the corpus dimensions computed.",
@@ -211,20 +191,17 @@ export const marketCapabilities = Operation.make({
  *
  * @since 0.1.0 @category operations
  */
-export const compactCapabilities = Operation.make({
+export const compactCapabilities = kit.make({
   name: "capabilities_compact",
   title: "Compact discovery",
   description: "Operations and routes only, with the corpus basis when a publication is active. Free.",
-  ...market,
   http: { method: "GET", path: "/capabilities/compact", input: { kind: "query" } },
   cli: { words: ["capabilities", "compact"] },
   surfaces: { mcp: false, cli: false },
   input: NoInput,
-  modelInput: NoInput,
   output: CompactCapabilities,
   refuses: [],
   metered: false,
-  paginates: false,
   capability: { question: "Which operations exist and where?", requires: "Nothing.", example: {} },
   run: () =>
     Effect.gen(function*() {
@@ -244,20 +221,17 @@ export const compactCapabilities = Operation.make({
  *
  * @since 0.1.0 @category operations
  */
-export const coverage = Operation.make({
+export const coverage = kit.make({
   name: "coverage",
   title: "Coverage of the active publication",
   description: "The coverage block of the active publication, standalone: per evidence category, what is licensed and visible.",
-  ...market,
   http: { method: "GET", path: "/coverage", input: { kind: "query" } },
   cli: { words: ["coverage"] },
   surfaces: { mcp: false, cli: false },
   input: NoInput,
-  modelInput: NoInput,
   output: CoverageResponse,
   refuses: ["serving_projection_unavailable", "serving_projection_stale"],
   metered: false,
-  paginates: false,
   capability: { question: "What does the active publication cover?", requires: "Nothing.", example: {} },
   run: () =>
     Effect.gen(function*() {
@@ -295,12 +269,11 @@ export const operations: ReadonlyArray<Operation.AnyOperation<Requirements>> = [
  *
  * @since 0.1.0 @category groups
  */
-export const group: Operation.Group<Requirements> = Operation.group({
+export const group: Operation.Group<Requirements> = kit.group({
   name: "marketData",
   title: "Market data",
   description:
     "Read-only Mexican commercial intelligence behind a semantic contract. Every success is an envelope declaring coverage and corpus basis.",
-  refusals: codec,
   operations: [...operations, compactCapabilities, coverage],
   http: { prefix: "/workspaces/:workspace/market-data", workspaceScoped: true, discovery: "market_capabilities" },
   mcp: { namespace: "market" },

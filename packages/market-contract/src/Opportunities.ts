@@ -11,7 +11,6 @@
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { Fragment } from "@effect/sql/Statement"
-import * as Operation from "@service/core/Operation"
 import { excerpt } from "@service/core/Refusal"
 import type { RequestContext } from "@service/core/RequestContext"
 import { stateByCode } from "@service/market-warehouse/States"
@@ -34,12 +33,13 @@ import { openRecordRef, sealRecordRef } from "./internal/refs.js"
 import { RISK_SUMMARY_COLUMNS, riskSummaryDbFields, riskSummaryJoin, riskSummaryOf } from "./internal/riskSummaries.js"
 import { defaultPageSize, maxPageSize } from "./Limits.js"
 import { type EnvelopeOf, MarketData } from "./MarketData.js"
-import { codec, type MarketDataRefusal, refuse } from "./MarketError.js"
+import { type MarketDataRefusal, refuse } from "./MarketError.js"
 import * as Paging from "./Paging.js"
 import { RiskField } from "./RiskSummary.js"
 import { Limit } from "./Suppliers.js"
-import { IsoDate, TrimmedText, readScopes, strict } from "./internal/fields.js"
+import { IsoDate, TrimmedText, strict } from "./internal/fields.js"
 import { licensedRows } from "./internal/visibility.js"
+import { kit } from "./MarketKit.js"
 
 // Repeated rather than imported from Operations.ts, which imports this module.
 
@@ -782,18 +782,14 @@ export const get = (
 // -----------------------------------------------------------------------------
 
 /** @since 0.1.0 @category operations */
-export const searchOpportunities = Operation.make({
+export const searchOpportunities = kit.make({
   name: "search_opportunities",
   title: "Search public procurement procedures",
   description:
     "Find published procurement procedures by words (lexical or hybrid retrieval), buyer, state, procedure type, publication dates or open status as recorded at load time. No deadlines exist in the corpus.",
-  refusals: codec,
-  scopes: readScopes,
-  annotations: Operation.readOnly,
   http: { method: "POST", path: "/opportunities/search", input: { kind: "body" } },
   cli: { words: ["opportunities", "search"] },
   input: SearchOpportunitiesInput,
-  modelInput: SearchOpportunitiesInput,
   output: Envelope(Schema.Array(OpportunityRow)).annotations({ identifier: "SearchOpportunitiesEnvelope" }),
   refuses: [
     "query_too_broad",
@@ -807,7 +803,6 @@ export const searchOpportunities = Operation.make({
     "serving_projection_unavailable",
     "serving_projection_stale"
   ],
-  metered: true,
   paginates: true,
   capability: {
     question: "Which public procurement procedures were published about a subject, by a buyer, in a state or period?",
@@ -819,14 +814,11 @@ export const searchOpportunities = Operation.make({
 })
 
 /** @since 0.1.0 @category operations */
-export const getOpportunity = Operation.make({
+export const getOpportunity = kit.make({
   name: "get_opportunity",
   title: "Get one procurement procedure",
   description:
     "Read one procurement procedure by the record_ref copied from a search row, with its published awards and award_count.",
-  refusals: codec,
-  scopes: readScopes,
-  annotations: Operation.readOnly,
   http: {
     method: "GET",
     path: "/opportunities/~ref/:recordRef",
@@ -837,8 +829,6 @@ export const getOpportunity = Operation.make({
   modelInput: GetOpportunityModelInput,
   output: Envelope(OpportunityDetail).annotations({ identifier: "GetOpportunityEnvelope" }),
   refuses: ["invalid_record_ref", "invalid_field_value", "serving_projection_unavailable", "serving_projection_stale"],
-  metered: true,
-  paginates: false,
   capability: {
     question: "What exactly was published about this procedure, and which awards were published for it?",
     requires: "record_ref copied verbatim from a search_opportunities row of a recent response.",

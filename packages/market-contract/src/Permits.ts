@@ -7,7 +7,6 @@
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { Fragment } from "@effect/sql/Statement"
-import * as Operation from "@service/core/Operation"
 import type { RequestContext } from "@service/core/RequestContext"
 import { parseRfc } from "@service/market-warehouse/Rfc"
 import { stateByCode } from "@service/market-warehouse/States"
@@ -27,12 +26,13 @@ import { sealRecordRef } from "./internal/refs.js"
 import { RISK_SUMMARY_COLUMNS, riskSummaryDbFields, riskSummaryJoin, riskSummaryOf } from "./internal/riskSummaries.js"
 import { defaultPageSize, maxPageSize } from "./Limits.js"
 import { type EnvelopeOf, MarketData } from "./MarketData.js"
-import { codec, type MarketDataRefusal, refuse } from "./MarketError.js"
+import { type MarketDataRefusal, refuse } from "./MarketError.js"
 import * as Paging from "./Paging.js"
 import { RiskField } from "./RiskSummary.js"
 import { Limit } from "./Suppliers.js"
-import { TrimmedText, readScopes, strict } from "./internal/fields.js"
+import { TrimmedText, strict } from "./internal/fields.js"
 import { licensedRows } from "./internal/visibility.js"
+import { kit } from "./MarketKit.js"
 
 // Repeated rather than imported from Operations.ts, which imports this module.
 
@@ -337,18 +337,14 @@ export const search = (
   }).pipe(Effect.withSpan("Permits.search"))
 
 /** @since 0.1.0 @category operations */
-export const searchPermits = Operation.make({
+export const searchPermits = kit.make({
   name: "search_permits",
   title: "Search permits by holder",
   description:
     "Find energy permits as granted and recorded at load time, by holder RFC (strong, rarely published) or holder name (approximate candidates). Figures are as printed, not audited.",
-  refusals: codec,
-  scopes: readScopes,
-  annotations: Operation.readOnly,
   http: { method: "POST", path: "/permits/search", input: { kind: "body" } },
   cli: { words: ["permits", "search"] },
   input: SearchPermitsInput,
-  modelInput: SearchPermitsInput,
   output: Envelope(Schema.Array(PermitRow)).annotations({ identifier: "SearchPermitsEnvelope" }),
   refuses: [
     "query_too_broad",
@@ -358,7 +354,6 @@ export const searchPermits = Operation.make({
     "serving_projection_unavailable",
     "serving_projection_stale"
   ],
-  metered: true,
   paginates: true,
   capability: {
     question: "Which permits were granted to a holder, with their status, capacity and investment as printed?",

@@ -9,7 +9,6 @@
  *
  * @since 0.1.0
  */
-import * as Operation from "@service/core/Operation"
 import { excerpt } from "@service/core/Refusal"
 import type { RequestContext } from "@service/core/RequestContext"
 import { parseRfc } from "@service/market-warehouse/Rfc"
@@ -30,12 +29,13 @@ import {
 import { sealRecordRef } from "./internal/refs.js"
 import { defaultPageSize, maxPageSize } from "./Limits.js"
 import { type EnvelopeOf, MarketData } from "./MarketData.js"
-import { codec, type MarketDataRefusal, refuse } from "./MarketError.js"
+import { type MarketDataRefusal, refuse } from "./MarketError.js"
 import * as Paging from "./Paging.js"
 import { MarkKind, markKinds } from "./RiskSummary.js"
 import { Limit } from "./Suppliers.js"
 import { TrimmedText, strict } from "./internal/fields.js"
 import { licensedRows } from "./internal/visibility.js"
+import { kit } from "./MarketKit.js"
 
 /** The mark kinds (defined with the risk summary every RFC-bearing row carries). @since 0.1.0 @category models */
 export { MarkKind, markKinds }
@@ -542,27 +542,17 @@ export const screenRiskMarks = (
 // Declarations
 // -----------------------------------------------------------------------------
 
-/** What every market-data declaration shares (see Operations.ts; repeated to keep the import one-way). */
-const market = {
-  refusals: codec,
-  scopes: ["market_data:read", "context:read"] as const,
-  annotations: Operation.readOnly
-} as const
-
 /** @since 0.1.0 @category operations */
-export const searchRisks = Operation.make({
+export const searchRisks = kit.make({
   name: "search_risks",
   title: "Search risk marks",
   description:
     "Find published administrative risk marks (efos: barred-supplier listing; sancion: sanction or disqualification) by RFC or by approximate name. A mark is a listing, not a conviction; a party may carry several, including exonerations.",
-  ...market,
   http: { method: "POST", path: "/risks/search", input: { kind: "body" } },
   cli: { words: ["risks", "search"] },
   input: SearchRisksInput,
-  modelInput: SearchRisksInput,
   output: SearchRisksEnvelope,
   refuses: ["query_too_broad", "invalid_field_value", "invalid_mark_kind", "invalid_cursor", "cursor_stale", "serving_projection_unavailable", "serving_projection_stale"],
-  metered: true,
   paginates: true,
   capability: {
     question: "Which published administrative risk marks (EFOS listings, sanctions) name this RFC or a party with this name?",
@@ -574,20 +564,16 @@ export const searchRisks = Operation.make({
 })
 
 /** @since 0.1.0 @category operations */
-export const screenRisks = Operation.make({
+export const screenRisks = kit.make({
   name: "screen_risks",
   title: "Screen RFCs for risk marks",
   description:
     `Screen 1 to ${maxScreenBatch} RFCs at once: one entry per RFC in request order, including RFCs with no mark, each with its marks and whether any is in force or an exoneration. Marks published without an RFC are found by name with search_risks.`,
-  ...market,
   http: { method: "POST", path: "/risks/screen", input: { kind: "body" } },
   cli: { words: ["risks", "screen"] },
   input: ScreenRisksInput,
-  modelInput: ScreenRisksInput,
   output: ScreenRisksEnvelope,
   refuses: ["batch_too_large", "invalid_field_value", "serving_projection_unavailable", "serving_projection_stale"],
-  metered: true,
-  paginates: false,
   capability: {
     question: "Do any of these RFCs carry a published administrative risk mark, and is it in force or an exoneration?",
     requires: `rfcs: 1 to ${maxScreenBatch} RFCs (more is refused with batch_too_large, never truncated).`,

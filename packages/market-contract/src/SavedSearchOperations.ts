@@ -27,22 +27,19 @@ const CreateInput = Schema.Struct({
   })
 }).annotations({ ...strict, identifier: "SavedSearchCreateInput" })
 
+/** What every declaration of the group shares: the refusal codec and the usual scopes and annotations. */
+const kit = Operation.kit({ refusals: codec, scopes: readScopes, annotations: Operation.write })
+
 /** @since 0.1.0 @category operations */
-export const savedSearchesCreate = Operation.make({
+export const savedSearchesCreate = kit.make({
   name: "saved_searches_create",
   title: "Save a search that alerts",
   description:
     `Saves a market-data search (opportunities, awards or risks) for the workspace. It runs once now (what it matches is the baseline), and each new publication that adds matching records records search.matched in the event ledger, delivered to the workspace's subscriptions and Destinations. Compares up to ${MAX_TRACKED} records per search; at most ${MAX_PER_WORKSPACE} saved searches per workspace. Free.`,
-  refusals: codec,
   refuses: ["criteria_refused", "saved_search_limit", "saved_searches_unavailable"],
-  scopes: readScopes,
-  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
-  metered: false,
-  paginates: false,
   http: { method: "POST", path: "/saved-searches", input: { kind: "body" } },
   cli: { words: ["create"] },
   input: CreateInput,
-  modelInput: CreateInput,
   output: SavedSearchView,
   capability: {
     question: "How do I hear when new tenders (or awards, or risk marks) matching my search are published?",
@@ -59,20 +56,15 @@ export const savedSearchesCreate = Operation.make({
 const ListInput = Schema.Struct({}).annotations({ ...strict, identifier: "SavedSearchListInput" })
 
 /** @since 0.1.0 @category operations */
-export const savedSearchesList = Operation.make({
+export const savedSearchesList = kit.make({
   name: "saved_searches_list",
   title: "List saved searches",
   description: "The workspace's saved searches, newest first, with how many records each matched at its last comparison and with which publication. Free.",
-  refusals: codec,
   refuses: [],
-  scopes: readScopes,
   annotations: Operation.readOnly,
-  metered: false,
-  paginates: false,
   http: { method: "GET", path: "/saved-searches", input: { kind: "query" } },
   cli: { words: ["list"] },
   input: ListInput,
-  modelInput: ListInput,
   output: Schema.Struct({ saved_searches: Schema.Array(SavedSearchView) }).annotations({ identifier: "SavedSearches" }),
   capability: { question: "Which searches does this workspace watch?", requires: "Nothing.", example: {} },
   run: () =>
@@ -85,20 +77,15 @@ export const savedSearchesList = Operation.make({
 const DeleteInput = Schema.Struct({ id: SavedSearchId }).annotations({ ...strict, identifier: "SavedSearchDeleteInput" })
 
 /** @since 0.1.0 @category operations */
-export const savedSearchesDelete = Operation.make({
+export const savedSearchesDelete = kit.make({
   name: "saved_searches_delete",
   title: "Delete a saved search",
   description: "Deletes a saved search of the workspace: it alerts no more. Alerts already recorded stay in the ledger.",
-  refusals: codec,
   refuses: ["saved_search_not_found"],
-  scopes: readScopes,
   annotations: { readOnly: false, destructive: true, idempotent: true, openWorld: false },
-  metered: false,
-  paginates: false,
   http: { method: "DELETE", path: "/saved-searches/:id", input: { kind: "path", params: { id: "id" } } },
   cli: { words: ["delete"], positional: "id" },
   input: DeleteInput,
-  modelInput: DeleteInput,
   output: Schema.Struct({ deleted: Schema.String }).annotations({ identifier: "DeletedSavedSearch" }),
   capability: {
     question: "How do I stop an alert?",
@@ -121,11 +108,10 @@ export const operations = [savedSearchesCreate, savedSearchesList, savedSearches
 export type Requirements = SavedSearches | Caller | RequestContext
 
 /** @since 0.1.0 @category groups */
-export const group: Operation.Group<Requirements> = Operation.group<Requirements>({
+export const group: Operation.Group<Requirements> = kit.group<Requirements>({
   name: "savedSearches",
   title: "Saved searches",
   description: "Market-data searches the workspace watches: a new publication that adds matching records is a search.matched event.",
-  refusals: codec,
   operations,
   http: { prefix: "/workspaces/:workspace", workspaceScoped: true },
   mcp: { namespace: "saved_searches" },

@@ -5,7 +5,6 @@
  *
  * @since 0.1.0
  */
-import * as Operation from "@service/core/Operation"
 import { excerpt } from "@service/core/Refusal"
 import type { RequestContext } from "@service/core/RequestContext"
 import { stateByCode } from "@service/market-warehouse/States"
@@ -15,10 +14,11 @@ import * as Schema from "effect/Schema"
 import { Envelope, type EvidenceCategory, type Normalization, type SemanticWarning } from "./Envelope.js"
 import { withStatementTimeout } from "./internal/statementTimeout.js"
 import { type EnvelopeOf, MarketData } from "./MarketData.js"
-import { codec, type MarketDataRefusal, refuse } from "./MarketError.js"
+import { type MarketDataRefusal, refuse } from "./MarketError.js"
 import * as Narrowing from "./SupplierNarrowing.js"
 import { TrimmedText, strict } from "./internal/fields.js"
 import { licensedRows } from "./internal/visibility.js"
+import { kit } from "./MarketKit.js"
 
 /** @since 0.1.0 @category constants */
 export const maxSegments = 5
@@ -231,18 +231,14 @@ export const compareSegments = (
   }).pipe(Effect.withSpan("SupplierSegments.compareSegments"))
 
 /** @since 0.1.0 @category operations */
-export const compareSegmentsOperation = Operation.make({
+export const compareSegmentsOperation = kit.make({
   name: "compare_segments",
   title: "Compare segments across geographies",
   description:
     "Exact counts of published observations for every (segment, state) cell, in one read. Counts are observations, not companies, market size or demand.",
-  refusals: codec,
-  scopes: ["market_data:read", "context:read"],
-  annotations: Operation.readOnly,
   http: { method: "POST", path: "/suppliers/compare-segments", input: { kind: "body" } },
   cli: { words: ["suppliers", "compare-segments"] },
   input: CompareSegmentsInput,
-  modelInput: CompareSegmentsInput,
   output: CompareSegmentsEnvelope,
   refuses: [
     "invalid_observed_kind",
@@ -252,8 +248,6 @@ export const compareSegmentsOperation = Operation.make({
     "serving_projection_unavailable",
     "serving_projection_stale"
   ],
-  metered: true,
-  paginates: false,
   capability: {
     question: "How do the counts of published observations compare across activities and states?",
     requires: `segments (1 to ${maxSegments} {id, query}), geographies (1 to ${maxGeographies} {id, state}), observed_kind (${observedKinds.join(", ")}); at most ${maxCells} cells.`,

@@ -36,16 +36,17 @@ const TagPage = Schema.Struct({
   has_more: Schema.Boolean
 }).annotations({ identifier: "TagPage" })
 
+/** What every declaration of the group shares: the refusal codec and the usual scopes and annotations. */
+const kit = Operation.kit({ refusals: codec, scopes: writeScopes, annotations: Operation.idempotentWrite })
+
 /** @since 0.1.0 @category operations */
-export const tagsList = Operation.make({
+export const tagsList = kit.make({
   name: "tags_list",
   title: "List tags",
   description: "The workspace's tags, most used first, each with its description and how many topics carry it.",
-  refusals: codec,
   refuses: [],
   scopes: readScopes,
   annotations: Operation.readOnly,
-  metered: false,
   paginates: true,
   http: { method: "GET", path: "/tags", input: { kind: "query" } },
   cli: { words: ["list"] },
@@ -66,21 +67,15 @@ const CreateInput = Schema.Struct({
 }).annotations({ ...strict, identifier: "TagCreateInput" })
 
 /** @since 0.1.0 @category operations */
-export const tagsCreate = Operation.make({
+export const tagsCreate = kit.make({
   name: "tags_create",
   title: "Create a tag",
   description: "Registers a tag (name normalized). Idempotent: an existing tag keeps its name and takes the description when one is given.",
-  refusals: codec,
   refuses: [],
-  scopes: writeScopes,
-  annotations: Operation.idempotentWrite,
-  metered: false,
-  paginates: false,
   surfaces: { mcp: false },
   http: { method: "POST", path: "/tags", input: { kind: "body" } },
   cli: { words: ["create"], positional: "name" },
   input: CreateInput,
-  modelInput: CreateInput,
   output: TagView,
   capability: {
     question: "How do I add a tag with a description?",
@@ -105,22 +100,16 @@ const UpdateInput = Schema.Struct({
 ).annotations({ ...strict, identifier: "TagUpdateInput" })
 
 /** @since 0.1.0 @category operations */
-export const tagsUpdate = Operation.make({
+export const tagsUpdate = kit.make({
   name: "tags_update",
   title: "Rename or describe a tag",
   description: "Renames a tag, rewriting every topic that carries it in one transaction, and/or changes its description. Owner or admin person only.",
-  refusals: codec,
   refuses: ["tag_not_found"],
-  scopes: writeScopes,
   authorize: requireOwnerOrAdminPerson,
-  annotations: Operation.idempotentWrite,
-  metered: false,
-  paginates: false,
   surfaces: { mcp: false },
   http: { method: "PATCH", path: "/tags/:name", input: { kind: "body", params: { name: "tag" } } },
   cli: { words: ["update"], positional: "tag" },
   input: UpdateInput,
-  modelInput: UpdateInput,
   output: TagView,
   capability: {
     question: "How do I rename a tag everywhere?",
@@ -140,22 +129,17 @@ export const tagsUpdate = Operation.make({
 const TagRef = Schema.Struct({ tag: Governance.TagName }).annotations({ ...strict, identifier: "TagRef" })
 
 /** @since 0.1.0 @category operations */
-export const tagsDelete = Operation.make({
+export const tagsDelete = kit.make({
   name: "tags_delete",
   title: "Delete a tag",
   description: "Deletes a tag and detaches it from every topic, in one transaction. Owner or admin person only.",
-  refusals: codec,
   refuses: ["tag_not_found"],
-  scopes: writeScopes,
   authorize: requireOwnerOrAdminPerson,
   annotations: Operation.destructive,
-  metered: false,
-  paginates: false,
   surfaces: { mcp: false },
   http: { method: "DELETE", path: "/tags/:name", input: { kind: "path", params: { name: "tag" } } },
   cli: { words: ["delete"], positional: "tag" },
   input: TagRef,
-  modelInput: TagRef,
   output: Schema.Struct({ name: Schema.String, deleted: Schema.Literal(true), detached: Schema.Number }).annotations({ identifier: "TagDeleted" }),
   capability: {
     question: "How do I drop a tag from every topic?",
@@ -180,11 +164,10 @@ export const operations = [tagsList, tagsCreate, tagsUpdate, tagsDelete] as cons
 export type Requirements = Topics | Caller | RequestContext
 
 /** @since 0.1.0 @category groups */
-export const group: Operation.Group<Requirements> = Operation.group<Requirements>({
+export const group: Operation.Group<Requirements> = kit.group<Requirements>({
   name: "tags",
   title: "Tags",
   description: "The workspace's tag registry: normalized names, descriptions and usage counts.",
-  refusals: codec,
   operations,
   http: { prefix: "/workspaces/:workspace", workspaceScoped: true },
   mcp: { namespace: "tags" },

@@ -86,17 +86,17 @@ const TopicPage = Schema.Struct({
   has_more: Schema.Boolean
 }).annotations({ identifier: "TopicPage" })
 
+/** What every declaration of the group shares: the refusal codec and the usual scopes and annotations. */
+const kit = Operation.kit({ refusals: codec, scopes: writeScopes, annotations: Operation.readOnly })
+
 /** @since 0.1.0 @category operations */
-export const topicsList = Operation.make({
+export const topicsList = kit.make({
   name: "topics_list",
   title: "List topics",
   description:
     "The workspace's topics, most relevant first: reviewed knowledge whose anchored files changed since its approval (drifted) first, then fresh reviewed knowledge, reviewed knowledge due for review, proposed, drafts; newest first within each. Filter by tags (any of), status, min_trust; archived topics only with status=archived.",
-  refusals: codec,
   refuses: [],
   scopes: readScopes,
-  annotations: Operation.readOnly,
-  metered: false,
   paginates: true,
   http: { method: "GET", path: "/topics", input: { kind: "query" } },
   cli: { words: ["list"] },
@@ -158,17 +158,13 @@ const SearchHits = Schema.Struct({
 }).annotations({ identifier: "TopicSearchResults" })
 
 /** @since 0.1.0 @category operations */
-export const topicsSearch = Operation.make({
+export const topicsSearch = kit.make({
   name: "topics_search",
   title: "Search topics",
   description:
     `Full-text search over titles and bodies, ranked by relevance weighted by trust (fresh reviewed knowledge outranks stale, proposed and draft text). Archived topics are never returned. Each result carries trust and governance. When more than ${searchWindow.toLocaleString("en")} topics match, the ${searchWindow.toLocaleString("en")} most recently updated are ranked and complete is false.`,
-  refusals: codec,
   refuses: [],
   scopes: readScopes,
-  annotations: Operation.readOnly,
-  metered: false,
-  paginates: false,
   http: { method: "GET", path: "/topics/search", input: { kind: "query" } },
   cli: { words: ["search"], positional: "query" },
   input: SearchInput,
@@ -216,16 +212,13 @@ const EventPage = Schema.Struct({
 }).annotations({ identifier: "TopicEventPage" })
 
 /** @since 0.1.0 @category operations */
-export const topicsEvents = Operation.make({
+export const topicsEvents = kit.make({
   name: "topics_events",
   title: "Topic timeline",
   description:
     "Every change to the workspace's topics, newest first: created, updated, proposed, approved, rejected, archived, deleted, edit_opened, edit_merged, edit_closed, relation_added, relation_deleted, shared, unshared, tag_renamed, tag_removed; each with who acted (human or agent).",
-  refusals: codec,
   refuses: [],
   scopes: readScopes,
-  annotations: Operation.readOnly,
-  metered: false,
   paginates: true,
   surfaces: { mcp: false },
   http: { method: "GET", path: "/topics/events", input: { kind: "query" } },
@@ -248,21 +241,16 @@ export const topicsEvents = Operation.make({
 const NoInput = Schema.Struct({}).annotations({ ...strict, identifier: "NoInput" })
 
 /** @since 0.1.0 @category operations */
-export const topicsGraph = Operation.make({
+export const topicsGraph = kit.make({
   name: "topics_graph",
   title: "Topic graph",
   description: "Every topic not archived as a node (id, title, status, trust, tags) and the typed relations between them as edges.",
-  refusals: codec,
   refuses: [],
   scopes: readScopes,
-  annotations: Operation.readOnly,
-  metered: false,
-  paginates: false,
   surfaces: { mcp: false },
   http: { method: "GET", path: "/topics/graph", input: { kind: "query" } },
   cli: { words: ["graph"] },
   input: NoInput,
-  modelInput: NoInput,
   output: Graph,
   capability: { question: "How do the workspace's topics relate?", requires: "Nothing.", example: {} },
   run: () =>
@@ -308,21 +296,16 @@ const CreateInput = Schema.Struct({
 }).annotations({ ...strict, identifier: "TopicCreateInput" })
 
 /** @since 0.1.0 @category operations */
-export const topicsCreate = Operation.make({
+export const topicsCreate = kit.make({
   name: "topics_create",
   title: "Create a topic",
   description:
     "Writes a topic: a note that becomes knowledge only when an owner or admin approves it. Starts as draft unless status is proposed. Unregistered tags are registered (normalized: lower case, spaces to dashes). With patterns and a linked repository, anchor_validation checks each against the file index (ok, overbroad, zero); advisory, never blocking.",
-  refusals: codec,
   refuses: [],
-  scopes: writeScopes,
-  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
-  metered: false,
-  paginates: false,
+  annotations: Operation.write,
   http: { method: "POST", path: "/topics", input: { kind: "body" } },
   cli: { words: ["create"] },
   input: CreateInput,
-  modelInput: CreateInput,
   output: TopicWritten,
   capability: {
     question: "How do I write down something the workspace should know?",
@@ -338,20 +321,15 @@ export const topicsCreate = Operation.make({
 })
 
 /** @since 0.1.0 @category operations */
-export const topicsRead = Operation.make({
+export const topicsRead = kit.make({
   name: "topics_read",
   title: "Read a topic",
   description: "One topic with its trust (reviewed, proposed, draft), classification.status and governance (approval, review due date, staleness).",
-  refusals: codec,
   refuses: ["topic_not_found"],
   scopes: readScopes,
-  annotations: Operation.readOnly,
-  metered: false,
-  paginates: false,
   http: { method: "GET", path: "/topics/:topic", input: { kind: "path", params: { topic: "topic" } } },
   cli: { words: ["show"], positional: "topic" },
   input: TopicRef,
-  modelInput: TopicRef,
   output: TopicView,
   capability: {
     question: "What does this topic say, and how far can I trust it?",
@@ -381,22 +359,17 @@ const UpdateInput = Schema.Struct({
 ).annotations({ ...strict, identifier: "TopicUpdateInput" })
 
 /** @since 0.1.0 @category operations */
-export const topicsUpdate = Operation.make({
+export const topicsUpdate = kit.make({
   name: "topics_update",
   title: "Update a topic",
   description:
     "Changes a draft or proposed topic's title, body, tags, patterns or review interval. Reviewed knowledge changes directly only for an owner or admin (and is approved again by them); others open a suggested edit. New patterns come back with anchor_validation, as on create.",
-  refusals: codec,
   refuses: ["topic_not_found", "invalid_transition", "reviewed_needs_suggested_edit"],
-  scopes: writeScopes,
   annotations: Operation.idempotentWrite,
-  metered: false,
-  paginates: false,
   surfaces: { mcp: false },
   http: { method: "PATCH", path: "/topics/:topic", input: { kind: "body", params: { topic: "topic" } } },
   cli: { words: ["update"], positional: "topic" },
   input: UpdateInput,
-  modelInput: UpdateInput,
   output: TopicWritten,
   capability: {
     question: "How do I fix a draft?",
@@ -417,22 +390,17 @@ export const topicsUpdate = Operation.make({
 const Deleted = Schema.Struct({ id: Schema.String, deleted: Schema.Literal(true) }).annotations({ identifier: "TopicDeleted" })
 
 /** @since 0.1.0 @category operations */
-export const topicsDelete = Operation.make({
+export const topicsDelete = kit.make({
   name: "topics_delete",
   title: "Delete a topic",
   description:
     "Deletes a topic with its suggested edits, relations and share links; its timeline stays. Reviewed knowledge only for an owner or admin.",
-  refusals: codec,
   refuses: ["topic_not_found", "reviewed_needs_owner"],
-  scopes: writeScopes,
   annotations: Operation.destructive,
-  metered: false,
-  paginates: false,
   surfaces: { mcp: false },
   http: { method: "DELETE", path: "/topics/:topic", input: { kind: "path", params: { topic: "topic" } } },
   cli: { words: ["delete"], positional: "topic" },
   input: TopicRef,
-  modelInput: TopicRef,
   output: Deleted,
   capability: { question: "How do I remove a topic?", requires: "topic.", example: { topic: "<topic>" }, exampleFrom: fromCreate },
   run: (input) =>
@@ -462,63 +430,48 @@ const moveRun = (trigger: Move) => (input: { readonly topic: string }) =>
 const moveHttp = (path: `/${string}`) => ({ method: "POST", path, input: { kind: "body", params: { topic: "topic" } } } as const)
 
 /** @since 0.1.0 @category operations */
-export const topicsPropose = Operation.make({
+export const topicsPropose = kit.make({
   name: "topics_propose",
   title: "Propose a topic",
   description: "Puts a draft up for review (draft to proposed). An owner or admin then approves or rejects it.",
-  refusals: codec,
   refuses: ["topic_not_found", "invalid_transition"],
-  scopes: writeScopes,
-  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
-  metered: false,
-  paginates: false,
+  annotations: Operation.write,
   http: moveHttp("/topics/:topic/propose"),
   cli: { words: ["propose"], positional: "topic" },
   input: TopicRef,
-  modelInput: TopicRef,
   output: TopicView,
   capability: { question: "How do I ask for a draft to become knowledge?", requires: "topic.", example: { topic: "<topic>" }, exampleFrom: fromCreate },
   run: moveRun("propose")
 })
 
 /** @since 0.1.0 @category operations */
-export const topicsApprove = Operation.make({
+export const topicsApprove = kit.make({
   name: "topics_approve",
   title: "Approve a topic",
   description:
     "Makes a draft or proposed topic reviewed knowledge, or re-approves reviewed knowledge (restarting its review interval). Owner or admin person only.",
-  refusals: codec,
   refuses: ["topic_not_found", "invalid_transition"],
-  scopes: writeScopes,
   authorize: requireOwnerOrAdminPerson,
   annotations: Operation.idempotentWrite,
-  metered: false,
-  paginates: false,
   http: moveHttp("/topics/:topic/approve"),
   cli: { words: ["approve"], positional: "topic" },
   input: TopicRef,
-  modelInput: TopicRef,
   output: TopicView,
   capability: { question: "How does a topic become reviewed knowledge?", requires: "topic.", example: { topic: "<topic>" }, exampleFrom: fromCreate },
   run: moveRun("approve")
 })
 
 /** @since 0.1.0 @category operations */
-export const topicsReject = Operation.make({
+export const topicsReject = kit.make({
   name: "topics_reject",
   title: "Reject a proposed topic",
   description: "Sends a proposed topic back to draft. Owner or admin person only.",
-  refusals: codec,
   refuses: ["topic_not_found", "invalid_transition"],
-  scopes: writeScopes,
   authorize: requireOwnerOrAdminPerson,
-  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
-  metered: false,
-  paginates: false,
+  annotations: Operation.write,
   http: moveHttp("/topics/:topic/reject"),
   cli: { words: ["reject"], positional: "topic" },
   input: TopicRef,
-  modelInput: TopicRef,
   output: TopicView,
   capability: {
     question: "How do I send a proposal back?",
@@ -530,21 +483,16 @@ export const topicsReject = Operation.make({
 })
 
 /** @since 0.1.0 @category operations */
-export const topicsArchive = Operation.make({
+export const topicsArchive = kit.make({
   name: "topics_archive",
   title: "Archive a topic",
   description: "Archives a topic: hidden from the list (unless status=archived), search, the graph and share pages. Reviewed knowledge only for an owner or admin.",
-  refusals: codec,
   refuses: ["topic_not_found", "invalid_transition", "reviewed_needs_owner"],
-  scopes: writeScopes,
   annotations: Operation.destructive,
-  metered: false,
-  paginates: false,
   surfaces: { mcp: false },
   http: moveHttp("/topics/:topic/archive"),
   cli: { words: ["archive"], positional: "topic" },
   input: TopicRef,
-  modelInput: TopicRef,
   output: TopicView,
   capability: { question: "How do I retire a topic?", requires: "topic.", example: { topic: "<topic>" }, exampleFrom: fromCreate },
   run: moveRun("archive")
@@ -569,20 +517,15 @@ const EditsListInput = Schema.Struct({
 }).annotations({ ...strict, identifier: "SuggestedEditListInput" })
 
 /** @since 0.1.0 @category operations */
-export const topicsEditsList = Operation.make({
+export const topicsEditsList = kit.make({
   name: "topics_edits_list",
   title: "List suggested edits",
   description: "A topic's suggested edits, newest first, each with its patch, the version it was based on, its status and how it was decided.",
-  refusals: codec,
   refuses: ["topic_not_found"],
   scopes: readScopes,
-  annotations: Operation.readOnly,
-  metered: false,
-  paginates: false,
   http: { method: "GET", path: "/topics/:topic/proposals", input: { kind: "path", params: { topic: "topic" } } },
   cli: { words: ["edits", "list"], positional: "topic" },
   input: EditsListInput,
-  modelInput: EditsListInput,
   output: Schema.Struct({ suggested_edits: Schema.Array(EditView) }).annotations({ identifier: "SuggestedEditList" }),
   capability: { question: "What changes are waiting on this topic?", requires: "topic.", example: { topic: "<topic>" }, exampleFrom: fromCreate },
   run: (input) =>
@@ -602,21 +545,16 @@ const EditOpenInput = Schema.Struct({
 }).annotations({ ...strict, identifier: "SuggestedEditOpenInput" })
 
 /** @since 0.1.0 @category operations */
-export const topicsEditOpen = Operation.make({
+export const topicsEditOpen = kit.make({
   name: "topics_edit_open",
   title: "Suggest an edit",
   description:
     "Opens a suggested edit: a summary and a JSON Merge Patch (RFC 7396) over title, body, tags and patterns (null empties tags or patterns). An owner or admin merges or closes it; it merges only if the topic has not changed the same fields since.",
-  refusals: codec,
   refuses: ["topic_not_found", "invalid_transition"],
-  scopes: writeScopes,
-  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
-  metered: false,
-  paginates: false,
+  annotations: Operation.write,
   http: { method: "POST", path: "/topics/:topic/proposals", input: { kind: "body", params: { topic: "topic" } } },
   cli: { words: ["edits", "open"], positional: "topic" },
   input: EditOpenInput,
-  modelInput: EditOpenInput,
   output: EditView,
   capability: {
     question: "How do I propose a change to reviewed knowledge?",
@@ -644,22 +582,17 @@ const notOpen = (edit: { readonly id: string; readonly status: string }) =>
   })
 
 /** @since 0.1.0 @category operations */
-export const topicsEditMerge = Operation.make({
+export const topicsEditMerge = kit.make({
   name: "topics_edit_merge",
   title: "Merge a suggested edit",
   description:
     "Applies an open suggested edit to the topic and records approved_via (human, or agent through MCP). Refused, changing nothing, when the topic changed the same fields since the edit was opened. Merging into reviewed knowledge approves the new text. Owner or admin person only.",
-  refusals: codec,
   refuses: ["topic_not_found", "suggested_edit_not_found", "suggested_edit_not_open", "suggested_edit_conflict", "invalid_transition"],
-  scopes: writeScopes,
   authorize: requireOwnerOrAdminPerson,
-  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
-  metered: false,
-  paginates: false,
+  annotations: Operation.write,
   http: editHttp("/topics/:topic/proposals/:id/merge"),
   cli: { words: ["edits", "merge"], positional: "edit_id" },
   input: EditRef,
-  modelInput: EditRef,
   output: Schema.Struct({ suggested_edit: EditView, topic: TopicView }).annotations({ identifier: "SuggestedEditMerged" }),
   capability: {
     question: "How do I accept a suggested edit?",
@@ -690,21 +623,16 @@ export const topicsEditMerge = Operation.make({
 })
 
 /** @since 0.1.0 @category operations */
-export const topicsEditReject = Operation.make({
+export const topicsEditReject = kit.make({
   name: "topics_edit_reject",
   title: "Close a suggested edit",
   description: "Closes an open suggested edit without applying it. Owner or admin person only.",
-  refusals: codec,
   refuses: ["topic_not_found", "suggested_edit_not_found", "suggested_edit_not_open"],
-  scopes: writeScopes,
   authorize: requireOwnerOrAdminPerson,
-  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
-  metered: false,
-  paginates: false,
+  annotations: Operation.write,
   http: editHttp("/topics/:topic/proposals/:id/reject"),
   cli: { words: ["edits", "reject"], positional: "edit_id" },
   input: EditRef,
-  modelInput: EditRef,
   output: EditView,
   capability: {
     question: "How do I turn down a suggested edit?",
@@ -742,20 +670,15 @@ const RelationAddInput = Schema.Struct({
 }).annotations({ ...strict, identifier: "TopicRelationAddInput" })
 
 /** @since 0.1.0 @category operations */
-export const topicsRelationAdd = Operation.make({
+export const topicsRelationAdd = kit.make({
   name: "topics_relation_add",
   title: "Relate two topics",
   description: "Adds a typed relation from this topic to another: depends_on, related_to, supersedes or contradicts. The same relation again returns the existing one.",
-  refusals: codec,
   refuses: ["topic_not_found"],
-  scopes: writeScopes,
   annotations: Operation.idempotentWrite,
-  metered: false,
-  paginates: false,
   http: { method: "POST", path: "/topics/:topic/relations", input: { kind: "body", params: { topic: "topic" } } },
   cli: { words: ["relations", "add"], positional: "topic" },
   input: RelationAddInput,
-  modelInput: RelationAddInput,
   output: RelationView,
   capability: {
     question: "How do I say one topic depends on, replaces or contradicts another?",
@@ -776,20 +699,15 @@ export const topicsRelationAdd = Operation.make({
 })
 
 /** @since 0.1.0 @category operations */
-export const topicsRelationsList = Operation.make({
+export const topicsRelationsList = kit.make({
   name: "topics_relations_list",
   title: "List a topic's relations",
   description: "The relations from and to a topic.",
-  refusals: codec,
   refuses: ["topic_not_found"],
   scopes: readScopes,
-  annotations: Operation.readOnly,
-  metered: false,
-  paginates: false,
   http: { method: "GET", path: "/topics/:topic/relations", input: { kind: "path", params: { topic: "topic" } } },
   cli: { words: ["relations", "list"], positional: "topic" },
   input: TopicRef,
-  modelInput: TopicRef,
   output: Schema.Struct({ relations: Schema.Array(RelationView) }).annotations({ identifier: "TopicRelationList" }),
   capability: { question: "What is this topic related to?", requires: "topic.", example: { topic: "<topic>" }, exampleFrom: fromCreate },
   run: (input) =>
@@ -805,17 +723,13 @@ export const topicsRelationsList = Operation.make({
 const RelationRef = Schema.Struct({ topic: TopicId, relation_id: RelationId }).annotations({ ...strict, identifier: "TopicRelationRef" })
 
 /** @since 0.1.0 @category operations */
-export const topicsRelationDelete = Operation.make({
+export const topicsRelationDelete = kit.make({
   name: "topics_relation_delete",
   title: "Delete a relation",
   description: "Removes a relation of the topic. People only: a key without an owner is refused.",
-  refusals: codec,
   refuses: ["relation_not_found"],
-  scopes: writeScopes,
   authorize: requirePerson,
   annotations: Operation.destructive,
-  metered: false,
-  paginates: false,
   surfaces: { mcp: false },
   http: {
     method: "DELETE",
@@ -824,7 +738,6 @@ export const topicsRelationDelete = Operation.make({
   },
   cli: { words: ["relations", "delete"], positional: "relation_id" },
   input: RelationRef,
-  modelInput: RelationRef,
   output: Schema.Struct({ id: Schema.String, deleted: Schema.Literal(true) }).annotations({ identifier: "TopicRelationDeleted" }),
   capability: {
     question: "How do I remove a relation?",
@@ -862,21 +775,16 @@ const MatchFilesInput = Schema.Struct({
 }).annotations({ ...strict, identifier: "TopicMatchFilesInput" })
 
 /** @since 0.1.0 @category operations */
-export const topicsMatchFiles = Operation.make({
+export const topicsMatchFiles = kit.make({
   name: "topics_match_files",
   title: "Match files to topics",
   description:
     "The topics (not archived) whose patterns match any of the given paths, most matched paths first, each with the patterns that matched and the paths it covers. Ask it before changing files: the knowledge anchored there may need updating.",
-  refusals: codec,
   refuses: [],
   scopes: readScopes,
-  annotations: Operation.readOnly,
-  metered: false,
-  paginates: false,
   http: { method: "POST", path: "/topics/match-files", input: { kind: "body", maxBodyBytes: 6 * 1024 * 1024 } },
   cli: { words: ["match-files"] },
   input: MatchFilesInput,
-  modelInput: MatchFilesInput,
   output: Schema.Struct({ topics: Schema.Array(Anchors.FileMatch) }).annotations({ identifier: "TopicFileMatches" }),
   capability: {
     question: "What does the workspace know about these files?",
@@ -891,21 +799,16 @@ export const topicsMatchFiles = Operation.make({
 })
 
 /** @since 0.1.0 @category operations */
-export const topicsAudit = Operation.make({
+export const topicsAudit = kit.make({
   name: "topics_audit",
   title: "Context health audit",
   description:
     "The workspace's context health: drifted topics (reviewed, anchored files changed or removed since approval), stale topics (past their review interval), topics with a pattern matching no file or an overbroad one, registered tags no topic carries, and topics awaiting review (proposed, or with open suggested edits).",
-  refusals: codec,
   refuses: [],
   scopes: readScopes,
-  annotations: Operation.readOnly,
-  metered: false,
-  paginates: false,
   http: { method: "GET", path: "/topics/audit", input: { kind: "query" } },
   cli: { words: ["audit"] },
   input: NoInput,
-  modelInput: NoInput,
   output: Anchors.Audit,
   capability: { question: "Which of the workspace's knowledge needs attention?", requires: "Nothing.", example: {} },
   run: () =>
@@ -928,23 +831,18 @@ const RepositoryLinkInput = Schema.Struct({
 }).annotations({ ...strict, identifier: "TopicsRepositoryLinkInput" })
 
 /** @since 0.1.0 @category operations */
-export const repositoryLink = Operation.make({
+export const repositoryLink = kit.make({
   name: "topics_repository_link",
   title: "Link a repository",
   description:
     "Links the workspace's repository (one per workspace). Linking the same one again changes nothing; another name, URL or default branch drops the loaded file index and the anchor baselines. Owner or admin person only.",
-  refusals: codec,
   refuses: [],
-  scopes: writeScopes,
   authorize: requireOwnerOrAdminPerson,
   annotations: Operation.idempotentWrite,
-  metered: false,
-  paginates: false,
   surfaces: { mcp: false },
   http: { method: "PUT", path: "/repository", input: { kind: "body" } },
   cli: { words: ["repository", "link"] },
   input: RepositoryLinkInput,
-  modelInput: RepositoryLinkInput,
   output: Anchors.RepositoryView,
   capability: {
     question: "How do I anchor topics to a repository?",
@@ -959,21 +857,16 @@ export const repositoryLink = Operation.make({
 })
 
 /** @since 0.1.0 @category operations */
-export const repositoryRead = Operation.make({
+export const repositoryRead = kit.make({
   name: "topics_repository_read",
   title: "Read the linked repository",
   description: "The workspace's linked repository and its last loaded file index (branch, commit, files, when); null when none is linked.",
-  refusals: codec,
   refuses: [],
   scopes: readScopes,
-  annotations: Operation.readOnly,
-  metered: false,
-  paginates: false,
   surfaces: { mcp: false },
   http: { method: "GET", path: "/repository", input: { kind: "query" } },
   cli: { words: ["repository", "show"] },
   input: NoInput,
-  modelInput: NoInput,
   output: Schema.Struct({ repository: Schema.NullOr(Anchors.RepositoryView) }).annotations({ identifier: "TopicsRepositoryRead" }),
   capability: { question: "Which repository anchors the workspace's topics?", requires: "Nothing.", example: {} },
   run: () =>
@@ -1005,23 +898,18 @@ const IndexLoadInput = Schema.Struct({
 }).annotations({ ...strict, identifier: "TopicsIndexLoadInput" })
 
 /** @since 0.1.0 @category operations */
-export const repositoryIndexLoad = Operation.make({
+export const repositoryIndexLoad = kit.make({
   name: "topics_repository_index_load",
   title: "Load the file index",
   description:
     "Loads the linked repository's default-branch file index: paths and content hashes, replacing the previous index whole in one transaction. Larger loads go in pages (complete=false answers an upload id; the page with complete=true ends it). Answers how many reviewed topics drifted. `service topics-index load` reads it from a local git checkout. Owner or admin person only.",
-  refusals: codec,
   refuses: ["repository_not_linked"],
-  scopes: writeScopes,
   authorize: requireOwnerOrAdminPerson,
   annotations: Operation.idempotentWrite,
-  metered: false,
-  paginates: false,
   surfaces: { mcp: false },
   http: { method: "PUT", path: "/repository/index", input: { kind: "body", maxBodyBytes: 12 * 1024 * 1024 } },
   cli: { words: ["repository", "index"] },
   input: IndexLoadInput,
-  modelInput: IndexLoadInput,
   output: Anchors.IndexLoad,
   capability: {
     question: "How do I tell the service which files the default branch has?",
@@ -1066,22 +954,17 @@ export const repositoryIndexLoad = Operation.make({
 // -----------------------------------------------------------------------------
 
 /** @since 0.1.0 @category operations */
-export const topicsShare = Operation.make({
+export const topicsShare = kit.make({
   name: "topics_share",
   title: "Share a topic",
   description:
     "Creates a public read-only link to the topic, /s/<token> (and /s/<token>/raw), shown once; any previous link of the topic stops working. Archived topics are not shown publicly.",
-  refusals: codec,
   refuses: ["topic_not_found"],
-  scopes: writeScopes,
-  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
-  metered: false,
-  paginates: false,
+  annotations: Operation.write,
   surfaces: { mcp: false },
   http: { method: "POST", path: "/topics/:topic/share", input: { kind: "body", params: { topic: "topic" } } },
   cli: { words: ["share"], positional: "topic" },
   input: TopicRef,
-  modelInput: TopicRef,
   output: ShareLink,
   capability: { question: "How do I show a topic to someone outside the workspace?", requires: "topic.", example: { topic: "<topic>" }, exampleFrom: fromCreate },
   run: (input) =>
@@ -1092,21 +975,16 @@ export const topicsShare = Operation.make({
 })
 
 /** @since 0.1.0 @category operations */
-export const topicsUnshare = Operation.make({
+export const topicsUnshare = kit.make({
   name: "topics_unshare",
   title: "Revoke a topic's share link",
   description: "The topic's public link stops working at once.",
-  refusals: codec,
   refuses: ["topic_not_found", "share_not_found"],
-  scopes: writeScopes,
   annotations: Operation.destructive,
-  metered: false,
-  paginates: false,
   surfaces: { mcp: false },
   http: { method: "DELETE", path: "/topics/:topic/share", input: { kind: "path", params: { topic: "topic" } } },
   cli: { words: ["unshare"], positional: "topic" },
   input: TopicRef,
-  modelInput: TopicRef,
   output: Schema.Struct({ topic_id: Schema.String, revoked: Schema.Literal(true) }).annotations({ identifier: "ShareRevoked" }),
   capability: {
     question: "How do I stop sharing a topic?",
@@ -1169,11 +1047,10 @@ export const operations = [
 export type Requirements = Topics | Anchors.Anchors | Caller | RequestContext
 
 /** @since 0.1.0 @category groups */
-export const group: Operation.Group<Requirements> = Operation.group<Requirements>({
+export const group: Operation.Group<Requirements> = kit.group<Requirements>({
   name: "topics",
   title: "Topics",
   description: "Topics and their governance: notes that become reviewed knowledge once an owner or admin approves them.",
-  refusals: codec,
   operations,
   http: {
     prefix: "/workspaces/:workspace",
