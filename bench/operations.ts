@@ -20,8 +20,8 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import * as App from "@service/app/App"
 import { Crypto } from "@service/core/Crypto"
 import { withFreshRequest } from "@service/core/RequestContext"
-import { ensureDemo } from "@service/example-server/Bootstrap"
-import * as Server from "@service/example-server/Server"
+import { ensureDemo } from "@service/server/Demo"
+import * as Server from "@service/server/Server"
 import { aggregateAwards } from "@service/market-contract/AwardAggregates"
 import { getSupplierHistory, searchAwards } from "@service/market-contract/Awards"
 import * as Operations from "@service/market-contract/Operations"
@@ -215,7 +215,7 @@ const main = async () => {
     if (existing === undefined) await load()
     const services = App.layer(Database.layerPgWith({ url: Redacted.make(benchUrl) }), crypto)
     const rt = ManagedRuntime.make(
-      Server.layer({ port: 0, host: "127.0.0.1" }).pipe(Layer.provideMerge(services), Layer.orDie)
+      Server.layer(App.app, { port: 0, host: "127.0.0.1" }).pipe(Layer.provideMerge(services), Layer.orDie)
     )
     dispose = () => rt.dispose()
     const address = await rt.runPromise(Effect.map(HttpServer.HttpServer, (s) => s.address))

@@ -24,7 +24,7 @@ import * as App from "@service/app/App"
 import * as Accounts from "@service/core/Accounts"
 import { Crypto } from "@service/core/Crypto"
 import { WorkspaceSlug } from "@service/core/Ids"
-import * as Server from "@service/example-server/Server"
+import * as Server from "@service/server/Server"
 import { searchWindow, Topics } from "@service/topics/Topics"
 import * as Database from "@service/storage/Database"
 import * as Effect from "effect/Effect"
@@ -159,7 +159,7 @@ const main = async () => {
   try {
     // The application, migrated by its own layer, listening on a free port.
     const services = App.layer(Database.layerPgWith({ url: Redacted.make(benchUrl) }), crypto)
-    const rt = ManagedRuntime.make(Server.layer({ port: 0, host: "127.0.0.1" }).pipe(Layer.provideMerge(services), Layer.orDie))
+    const rt = ManagedRuntime.make(Server.layer(App.app, { port: 0, host: "127.0.0.1" }).pipe(Layer.provideMerge(services), Layer.orDie))
     dispose = () => rt.dispose()
     const address = await rt.runPromise(Effect.map(HttpServer.HttpServer, (s) => s.address))
     if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")

@@ -12,7 +12,6 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { assert, layer } from "@effect/vitest"
 import * as App from "@service/app/App"
-import * as Format from "@service/cli/Format"
 import * as InProcess from "@service/cli/InProcess"
 import * as Quotes from "@service/contacts/Quotes"
 import * as Unlocks from "@service/contacts/Unlocks"
@@ -20,8 +19,8 @@ import * as Accounts from "@service/core/Accounts"
 import { Crypto } from "@service/core/Crypto"
 import * as Leaks from "@service/core/Leaks"
 import { Crm } from "@service/crm/Crm"
-import { ensureDemo } from "@service/example-server/Bootstrap"
-import * as Server from "@service/example-server/Server"
+import { ensureDemo } from "@service/server/Demo"
+import * as Server from "@service/server/Server"
 import * as MarketOperations from "@service/market-contract/Operations"
 import { forbiddenValues } from "@service/market-contract/ProjectionAudit"
 import * as DemoSnapshot from "@service/market-warehouse/DemoSnapshot"
@@ -72,7 +71,7 @@ const spawn = (args: ReadonlyArray<string>, env: Record<string, string> = {}): E
     return Effect.sync(() => void child.kill())
   })
 
-const options = { groups: App.groups, summaries: Format.marketSummaries(MarketOperations) }
+const options = { groups: App.app.groups }
 
 /** Runs the command line in-process, with only `env` visible to Config. */
 const service = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
@@ -120,7 +119,7 @@ const [first] = TestDatabase.targets()
 // The demo corpus is a copy of the run's prepared one (`TestDatabase.prepared`), not loaded again per file.
 for (const database of TestDatabase.targets()) {
   const Env = target.pipe(
-    Layer.provideMerge(Server.layer({ port: 0, host: "127.0.0.1" })),
+    Layer.provideMerge(Server.layer(App.app, { port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(prepared),
     Layer.provideMerge(App.layer(TestDatabase.prepared(database, DemoSnapshot.over(App.migrations)), Crypto.layerTest)),
     Layer.provideMerge(NodeHttpClient.layerUndici)

@@ -9,12 +9,11 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { assert, layer } from "@effect/vitest"
 import * as App from "@service/app/App"
-import * as Cli from "@service/cli/Cli"
 import * as InProcess from "@service/cli/InProcess"
-import * as TopicsCli from "@service/cli/TopicsCli"
+import * as Operators from "@service/cli/Operators"
 import { Crypto } from "@service/core/Crypto"
-import { ensureDemo } from "@service/example-server/Bootstrap"
-import * as Server from "@service/example-server/Server"
+import { ensureDemo } from "@service/server/Demo"
+import * as Server from "@service/server/Server"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Context from "effect/Context"
@@ -74,7 +73,15 @@ const target = Layer.scoped(
 
 const prepared = Layer.effectDiscard(ensureDemo(Option.some(Redacted.make(API_KEY))).pipe(Effect.orDie))
 
-const options = { groups: App.groups, operators: [Cli.operator(TopicsCli.command)] }
+// The application's groups and operator commands, as the binary builds them (`topics-index` calls the API only).
+const options = {
+  groups: App.app.groups,
+  operators: Operators.commands({
+    groups: App.app.operators,
+    operations: App.app.groups,
+    services: App.app.operatorServices
+  })
+}
 
 const service = (args: ReadonlyArray<string>) =>
   Effect.gen(function*() {
@@ -105,7 +112,7 @@ const [database] = TestDatabase.targets()
 
 if (database !== undefined) {
   const Env = target.pipe(
-    Layer.provideMerge(Server.layer({ port: 0, host: "127.0.0.1" })),
+    Layer.provideMerge(Server.layer(App.app, { port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(prepared),
     Layer.provideMerge(App.layer(database.layer, Crypto.layerTest)),
     Layer.provideMerge(NodeHttpClient.layerUndici)

@@ -61,6 +61,10 @@ const SingleResult = Schema.Struct({
   results: Schema.Struct({ record_fingerprint: Schema.String })
 })
 
+// Any JSON object: custom results keep every field.
+const AnyResult = Schema.standardSchemaV1(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+const EventList = Schema.Struct({ events: Schema.Array(Schema.Struct({ name: Schema.String })) })
+
 const Refusal = Schema.Struct({
   code: Schema.Literal("VALIDATION_FAILED"),
   request_id: Schema.String,
@@ -68,7 +72,7 @@ const Refusal = Schema.Struct({
 })
 
 describe("mcp-stdio", () => {
-  it.scoped("serves the market tools over stdio for the configured key and keeps its keys across restarts", () =>
+  it.scoped("serves the market tools and the events methods over stdio for the configured key and keeps its keys across restarts", () =>
     Effect.gen(function*() {
       const dataDirectory = yield* temporaryDataDirectory
 
@@ -100,6 +104,20 @@ describe("mcp-stdio", () => {
       const got = yield* call(client, "service_market_get_supplier", { record_ref: first.record_ref })
       assert.notStrictEqual(got.isError, true, JSON.stringify(got.content))
       assert.strictEqual(Schema.decodeUnknownSync(SingleResult)(got.structuredContent).results.record_fingerprint, first.record_fingerprint)
+
+      // The bundles' extra methods are served over stdio too: the events catalog, and a subscription refused to an
+      // API key (only a person may subscribe) with the spec's error.
+      const catalog = yield* Effect.promise(() => client.request({ method: "events/list", params: {} }, AnyResult, requestOptions))
+      const listed = Schema.decodeUnknownSync(EventList)(catalog)
+      assert.includeMembers(listed.events.map((event) => event.name), ["contact.created", "opportunity.moved", "search.matched"])
+      const subscribed = yield* Effect.either(Effect.tryPromise(() =>
+        client.request({
+          method: "events/subscribe",
+          params: { name: "contact.created", delivery: { mode: "webhook", url: "https://hooks.example.com/x", secret: "whsec_dGVzdHRlc3R0ZXN0dGVzdHRlc3R0ZXN0dGVzdHRlc3Q=" } }
+        }, AnyResult, requestOptions)
+      ))
+      assert.isTrue(subscribed._tag === "Left")
+      if (subscribed._tag === "Left") assert.include(JSON.stringify(subscribed.left), "person_required")
 
       // A refusal carries the market_data block, with the next working call.
       const refused = yield* call(client, "service_market_search_suppliers", { state: "Zacatecas", colour: "blue" })

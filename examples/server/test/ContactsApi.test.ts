@@ -23,7 +23,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import { ensureDemo } from "../src/Bootstrap.js"
+import { ensureDemo } from "@service/server/Demo"
 import { rest, Running, serverOn } from "./support/Rest.js"
 
 const OWNER_KEY = "svc_key_contacts_owner_0123456789abcdef"

@@ -21,7 +21,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as NodeFs from "node:fs"
-import { ensureDemo } from "../src/Bootstrap.js"
+import { ensureDemo } from "@service/server/Demo"
 import { jsonOf, rest, Running, serverOn } from "./support/Rest.js"
 
 const OWNER_KEY = "svc_key_door_api_owner_0123456789abcdef"

@@ -22,8 +22,8 @@ import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import { request as httpRequest } from "node:http"
-import { ensureDemo } from "../src/Bootstrap.js"
-import * as Server from "../src/Server.js"
+import { ensureDemo } from "@service/server/Demo"
+import * as Server from "@service/server/Server"
 
 class Running extends Context.Tag("Running")<Running, { readonly port: number }>() {}
 
@@ -126,7 +126,7 @@ const eventBody = (event: number) =>
 for (const target of TestDatabase.targets()) {
   const services = App.layer(target.layer, Crypto.layerTest)
   const Env = running.pipe(
-    Layer.provideMerge(Server.layer({ port: 0, host: "127.0.0.1" })),
+    Layer.provideMerge(Server.layer(App.app, { port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(services),
     Layer.orDie
   )

@@ -211,7 +211,8 @@ describe.skipIf(adminUrl === "")("door scale-out on PostgreSQL (real processes)"
         yield* Effect.promise(() => worker.stop())
         expect(worker.child.exitCode).toBe(0)
         const applied = byWorker.find((row) => row.worker === worker.label)?.n ?? 0
-        expect(worker.stdout).toContain(`Worker ${worker.label} stopped after ${applied} Arrivals`)
+        expect(worker.stdout).toContain(`door.intake ${applied} Arrivals`)
+        expect(worker.stdout).toContain(`Worker ${worker.label} stopped after`)
       }
 
       // The limit across both nodes: one address, alternating nodes. Fixed one-minute windows: a run that crosses

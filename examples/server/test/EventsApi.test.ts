@@ -29,8 +29,8 @@ import * as Schema from "effect/Schema"
 import { randomBytes } from "node:crypto"
 import { createServer, type IncomingHttpHeaders } from "node:http"
 import { Webhook } from "standardwebhooks"
-import { ensureDemo } from "../src/Bootstrap.js"
-import * as Server from "../src/Server.js"
+import { ensureDemo } from "@service/server/Demo"
+import * as Server from "@service/server/Server"
 import { rest, Running, running } from "./support/Rest.js"
 
 const OWNER_KEY = "svc_key_events_owner_0123456789abcdef"
@@ -159,7 +159,7 @@ const ErrorData = Schema.Struct({ code: Schema.Number, data: Schema.Struct({ rea
 
 for (const target of TestDatabase.targets()) {
   const Env = running.pipe(
-    Layer.provideMerge(Server.layer({ port: 0, host: "127.0.0.1" })),
+    Layer.provideMerge(Server.layer(App.app, { port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(prepared),
     // The receiver listens on loopback: only this test-only guard lets deliveries reach it.
     Layer.provideMerge(App.layer(target.layer, Crypto.layerTest, { addressGuard: AddressGuard.layerAllowingLoopbackForTests() })),

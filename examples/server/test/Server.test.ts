@@ -15,15 +15,16 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import { Validator } from "@seriousme/openapi-schema-validator"
 import * as App from "@service/app/App"
 import * as Accounts from "@service/core/Accounts"
 import * as Intake from "@service/door/Intake"
 import * as Sources from "@service/door/Sources"
 import * as StandardWebhooks from "@service/door/StandardWebhooks"
 import * as Schedule from "effect/Schedule"
-import { ensureDemo } from "../src/Bootstrap.js"
+import { ensureDemo } from "@service/server/Demo"
 import * as DemoSnapshot from "@service/market-warehouse/DemoSnapshot"
-import * as Server from "../src/Server.js"
+import * as Server from "@service/server/Server"
 import { type Answer, jsonOf, rest } from "./support/Rest.js"
 
 const KEY = "svc_key_server_e2e_0123456789abcdef"
@@ -66,7 +67,7 @@ const tamper = (value: string): string => {
 for (const target of TestDatabase.targets()) {
   const services = App.layer(TestDatabase.prepared(target, DemoSnapshot.over(App.migrations)), Crypto.layerTest)
   const Env = running.pipe(
-    Layer.provideMerge(Server.layer({ port: 0, host: "127.0.0.1" })),
+    Layer.provideMerge(Server.layer(App.app, { port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(prepared),
     Layer.provideMerge(services),
     Layer.orDie
@@ -157,6 +158,22 @@ for (const target of TestDatabase.targets()) {
         assert.isTrue(Predicate.isRecord(found) && Array.isArray(found["results"]) && found["results"].length > 0)
         const openapi = jsonOf((yield* rest(port, "GET", "/openapi.json")).text)
         assert.isTrue(Predicate.isRecord(openapi) && openapi["openapi"] === "3.1.0")
+        // Everything a user can call is listed: every operation, the bundles' routes, the probes, and /mcp.
+        const paths = Predicate.isRecord(openapi) && Predicate.isRecord(openapi["paths"]) ? Object.keys(openapi["paths"]) : []
+        const openApiPath = (path: string) => path.replace(/:(\w+)/g, "{$1}")
+        assert.includeMembers(paths, [
+          ...App.groups.flatMap((group) => Operation.servedOn(group, "http").map((op) => openApiPath(Operation.httpPath(group, op)))),
+          ...App.app.mounts.map((mount) => openApiPath(mount.path)),
+          "/api/v1/door/{source_id}",
+          "/api/v1/door/{source_id}/{token}",
+          "/api/v1/s/{token}",
+          "/api/v1/s/{token}/raw",
+          "/health",
+          "/ready",
+          "/mcp"
+        ])
+        const valid = yield* Effect.promise(() => new Validator().validate(Predicate.isRecord(openapi) ? openapi : {}))
+        assert.isTrue(valid.valid, JSON.stringify(valid.errors))
         const docs = yield* rest(port, "GET", "/docs")
         assert.strictEqual(docs.status, 200)
       }), 0)

@@ -14,8 +14,8 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { existsSync } from "node:fs"
 import { chromium } from "playwright-core"
-import { ensureDemo } from "../src/Bootstrap.js"
-import * as Server from "../src/Server.js"
+import { ensureDemo } from "@service/server/Demo"
+import * as Server from "@service/server/Server"
 import { jsonOf, rest, Running, running } from "./support/Rest.js"
 
 const KEY = "svc_key_share_page_0123456789abcdef"
@@ -50,7 +50,7 @@ const [first] = TestDatabase.targets()
 // One target is enough: the page is rendered by the same code on both databases.
 for (const target of first === undefined ? [] : [first]) {
   const Env = running.pipe(
-    Layer.provideMerge(Server.layer({ port: 0, host: "127.0.0.1" })),
+    Layer.provideMerge(Server.layer(App.app, { port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(prepared),
     Layer.provideMerge(App.layer(target.layer, Crypto.layerTest)),
     Layer.orDie

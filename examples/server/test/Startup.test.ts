@@ -11,7 +11,7 @@ import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import * as App from "@service/app/App"
 import * as DemoLoad from "@service/market-warehouse/DemoLoad"
-import * as Server from "../src/Server.js"
+import * as Server from "@service/server/Server"
 import { type Child, spawnChild } from "./support/Processes.js"
 
 // Hang guards only: every step waits for a line the server prints, never for a fixed time.
@@ -44,7 +44,7 @@ const stderrLines = (server: Child) => server.stderr.split("\n").filter((line) =
 
 // In-process and listening: /ready is 503 naming the publication until the demo corpus is published, then 200.
 const services = App.layer(TestDatabase.pglite.layer, Crypto.layerTest)
-const Env = Server.layer({ port: 0, host: "127.0.0.1" }).pipe(Layer.provideMerge(services))
+const Env = Server.layer(App.app, { port: 0, host: "127.0.0.1" }).pipe(Layer.provideMerge(services))
 
 layer(Env, { timeout: "180 seconds", excludeTestServices: true })("probes", (it) => {
   it.effect("GET /health is 200; GET /ready is 503 naming the publication until one is active, then 200", () =>

@@ -1,7 +1,9 @@
 /**
- * The composition root: one application layer built from the list of domain bundles. Every runtime (the
- * node server, MCP over stdio, the CLI's operator commands, the research belt), the benchmarks and the
- * tests use it. Adding a domain is one entry in {@link bundles}.
+ * The composition root: one application built from a list of domain bundles. Every runtime (the HTTP server, its
+ * worker processes, MCP over stdio, the CLI and its operator commands, the research belt), the benchmarks and the
+ * tests use it, and loop over what it gathers from the bundles: operation groups, workers, HTTP mounts, MCP
+ * methods, operator commands, readiness checks, demo loads and conformance fixtures. Adding a domain is one entry
+ * in {@link bundles}; a host that serves other domains builds its own with {@link make}.
  *
  * @since 0.1.0
  */
@@ -11,15 +13,22 @@ import * as ContactsBundle from "@service/contacts/ContactsBundle"
 import * as SandboxProvider from "@service/contacts/SandboxProvider"
 import * as CoreBundle from "@service/core/CoreBundle"
 import type { Crypto } from "@service/core/Crypto"
+import * as LocalKeys from "@service/core/LocalKeys"
+import type * as Method from "@service/core/Method"
+import type * as Mount from "@service/core/Mount"
 import type * as Operation from "@service/core/Operation"
+import type * as OperatorCommand from "@service/core/OperatorCommand"
+import type * as Worker from "@service/core/Worker"
 import * as DoorBundle from "@service/door/DoorBundle"
 import * as AddressGuard from "@service/events/AddressGuard"
 import * as EventsBundle from "@service/events/EventsBundle"
 import * as MarketBundle from "@service/market-contract/MarketBundle"
 import * as SavedSearchBundle from "@service/market-contract/SavedSearchBundle"
-import type * as Database from "@service/storage/Database"
+import * as Database from "@service/storage/Database"
 import * as Migrations from "@service/storage/Migrations"
+import type * as TestDatabase from "@service/storage/TestDatabase"
 import * as TopicsBundle from "@service/topics/TopicsBundle"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
 /**
@@ -62,22 +71,6 @@ export function compose(list: ReadonlyArray<Bundle.AnyBundle>): Layer.Layer<neve
   )
 }
 
-/**
- * The operation groups of every bundle, in bundle order: what the transports serve.
- *
- * @since 0.1.0 @category groups
- */
-export const groups: ReadonlyArray<Operation.Group<Folded<typeof bundles>["requirements"]>> = bundles.flatMap(
-  (bundle): ReadonlyArray<Operation.Group<Folded<typeof bundles>["requirements"]>> => bundle.groups
-)
-
-/**
- * The migrations of every bundle.
- *
- * @since 0.1.0 @category migrations
- */
-export const migrations: ReadonlyArray<Bundle.Migrations> = bundles.flatMap((bundle) => bundle.migrations)
-
 /** @since 0.1.0 @category models */
 export interface Options {
   /**
@@ -93,19 +86,150 @@ export interface Options {
 }
 
 /**
+ * Options for suites that run without a network: the production address guard (public https only) with every
+ * name resolved to one fixed public address, so an example delivery address (`hooks.example.com`) passes without
+ * real DNS. Nothing is delivered unless a worker runs.
+ *
+ * @since 0.1.0 @category options
+ */
+export const offlineOptions: Options = {
+  addressGuard: Layer.succeed(AddressGuard.AddressGuard, AddressGuard.make({ resolve: () => Effect.succeed(["93.184.215.14"]) }))
+}
+
+/**
+ * An application: the bundles, and everything the hosts loop over, gathered from them in bundle order.
+ *
+ * @since 0.1.0 @category models
+ */
+export interface Application<Services, E, Deps, R> {
+  readonly bundles: ReadonlyArray<Bundle.Bundle<Services, E, Deps, R>>
+  readonly groups: ReadonlyArray<Operation.Group<R>>
+  readonly migrations: ReadonlyArray<Bundle.Migrations>
+  // What runs outside an operation is never given the request context or the caller `Operation.execute` gives.
+  readonly workers: ReadonlyArray<Worker.Worker<Exclude<R, Operation.Provided>>>
+  readonly mounts: ReadonlyArray<Mount.Mount<Exclude<R, Operation.Provided>>>
+  readonly methods: ReadonlyArray<Method.Method<Exclude<R, Operation.Provided>>>
+  readonly operators: ReadonlyArray<OperatorCommand.Group<Exclude<R, Operation.Provided>>>
+  readonly readiness: ReadonlyArray<Bundle.Check<Exclude<R, Operation.Provided>>>
+  readonly demo: ReadonlyArray<Bundle.DemoTask<Exclude<R, Operation.Provided>>>
+  /** The conformance fixtures of the bundles that declare one, with the bundle's name. */
+  readonly fixtures: ReadonlyArray<{ readonly bundle: string; readonly fixture: Bundle.Fixture<Exclude<R, Operation.Provided>> }>
+  /**
+   * Every service of every bundle over a migrated database. Give it a database layer and a Crypto layer; the
+   * platform ports (the webhook address guard, the contact provider) take their defaults unless `options` says.
+   */
+  readonly layer: <E1, E2>(
+    database: Layer.Layer<Database.DatabaseServices, E1>,
+    crypto: Layer.Layer<Crypto, E2>,
+    options?: Options
+  ) => Layer.Layer<
+    Services | Database.DatabaseServices | Crypto | AddressGuard.AddressGuard | ContactProvider,
+    E | E1 | E2 | Migrations.MigrationError,
+    Exclude<Deps, Database.DatabaseServices | Crypto | AddressGuard.AddressGuard | ContactProvider>
+  >
+  /**
+   * {@link layer} over the configured database (DATABASE_URL, else the embedded one in SERVICE_DATA_DIR) and the
+   * local keys. `createIfMissing: false` refuses an embedded database or key file that does not exist yet.
+   */
+  readonly layerFromConfig: (options?: { readonly createIfMissing?: boolean | undefined } & Options) => Layer.Layer<
+    Services | Database.DatabaseServices | Crypto | AddressGuard.AddressGuard | ContactProvider,
+    unknown,
+    Exclude<Deps, Database.DatabaseServices | Crypto | AddressGuard.AddressGuard | ContactProvider>
+  >
+  /**
+   * The services an operator command runs over, by its access: {@link layerFromConfig}, creating the embedded
+   * database for `database` commands and refusing a missing one for `existing-database` commands.
+   */
+  readonly operatorServices: (access: "database" | "existing-database") => Layer.Layer<
+    Services | Database.DatabaseServices | Crypto | AddressGuard.AddressGuard | ContactProvider,
+    unknown,
+    Exclude<Deps, Database.DatabaseServices | Crypto | AddressGuard.AddressGuard | ContactProvider>
+  >
+  /** The test database every conformance run starts from: the migrations and each fixture's prepared rows. */
+  readonly snapshot: TestDatabase.Snapshot<unknown>
+}
+
+const gather = <A>(list: ReadonlyArray<Bundle.AnyBundle>, pick: (bundle: Bundle.AnyBundle) => ReadonlyArray<A> | undefined) =>
+  list.flatMap((bundle) => pick(bundle) ?? [])
+
+/**
+ * An application of `list`, in dependency order (a bundle may use the services of those before it).
+ *
+ * @since 0.1.0 @category constructors
+ */
+export function make<const Bs extends ReadonlyArray<Bundle.AnyBundle>>(
+  list: Bs
+): Application<Folded<Bs>["services"], Folded<Bs>["error"], Folded<Bs>["deps"], Folded<Bs>["requirements"]>
+export function make(list: ReadonlyArray<Bundle.AnyBundle>): Application<never, unknown, unknown, unknown> {
+  const erased = list
+  const migrations = erased.flatMap((bundle) => bundle.migrations)
+  const composed = compose(list)
+  const layer = <E1, E2>(
+    database: Layer.Layer<Database.DatabaseServices, E1>,
+    crypto: Layer.Layer<Crypto, E2>,
+    options?: Options
+  ) =>
+    composed.pipe(
+      Layer.provideMerge(Migrations.layer(migrations)),
+      Layer.provideMerge(options?.addressGuard ?? AddressGuard.layer),
+      Layer.provideMerge(options?.contactProvider ?? SandboxProvider.layerConfig),
+      Layer.provideMerge(crypto),
+      Layer.provideMerge(database)
+    )
+  const layerFromConfig = (options?: { readonly createIfMissing?: boolean | undefined } & Options) =>
+    layer(
+      Database.layerFromConfigWith({ createIfMissing: options?.createIfMissing ?? true }),
+      LocalKeys.layerWith({ createIfMissing: options?.createIfMissing ?? true }),
+      options
+    )
+  const fixtures = erased.flatMap((bundle) => (bundle.fixture === undefined ? [] : [{ bundle: bundle.name, fixture: bundle.fixture }]))
+  const prepared = fixtures.flatMap(({ fixture }) => (fixture.prepare === undefined ? [] : [fixture.prepare]))
+  return {
+    bundles: list,
+    groups: gather(erased, (bundle) => bundle.groups),
+    migrations,
+    workers: gather(erased, (bundle) => bundle.workers),
+    mounts: gather(erased, (bundle) => bundle.mounts),
+    methods: gather(erased, (bundle) => bundle.methods),
+    operators: gather(erased, (bundle) => bundle.operators),
+    readiness: gather(erased, (bundle) => bundle.readiness),
+    demo: gather(erased, (bundle) => bundle.demo),
+    fixtures,
+    layer,
+    layerFromConfig,
+    operatorServices: (access) => layerFromConfig({ createIfMissing: access === "database" }),
+    snapshot: {
+      key: ["fixtures", ...prepared.map((prepare) => prepare.key)].join(":"),
+      migrations,
+      prepare: Layer.mergeAll(Layer.empty, ...prepared.map((prepare) => prepare.layer))
+    }
+  }
+}
+
+/**
+ * The application of {@link bundles}: what `npm start`, the worker, MCP over stdio and the `service` binary run.
+ *
+ * @since 0.1.0 @category applications
+ */
+export const app = make(bundles)
+
+/**
+ * The operation groups of every bundle, in bundle order: what the transports serve.
+ *
+ * @since 0.1.0 @category groups
+ */
+export const groups = app.groups
+
+/**
+ * The migrations of every bundle.
+ *
+ * @since 0.1.0 @category migrations
+ */
+export const migrations = app.migrations
+
+/**
  * Every domain service over a migrated database. Give it a database layer and a Crypto layer.
  *
  * @since 0.1.0 @category layers
  */
-export const layer = <E1, E2>(
-  database: Layer.Layer<Database.DatabaseServices, E1>,
-  crypto: Layer.Layer<Crypto, E2>,
-  options?: Options
-) =>
-  compose(bundles).pipe(
-    Layer.provideMerge(Migrations.layer(migrations)),
-    Layer.provideMerge(options?.addressGuard ?? AddressGuard.layer),
-    Layer.provideMerge(options?.contactProvider ?? SandboxProvider.layerConfig),
-    Layer.provideMerge(crypto),
-    Layer.provideMerge(database)
-  )
+export const layer = app.layer

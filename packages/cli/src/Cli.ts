@@ -4,7 +4,7 @@
  * ```text
  * <prefix> [--base-url URL] [--api-key KEY] [--workspace SLUG]
  *   <group word> <operation words...> [<positional>] [--<field> ...] [--input-json <object>] [--json]
- *   <operator word> ...                       (hand-written operator commands, e.g. `corpus`, `topics-index`)
+ *   <operator word> ...                       (the bundles' operator commands, e.g. `corpus`, `topics-index`)
  * ```
  *
  * One command per operation served on the CLI; its flags come from the model-facing input schema
@@ -125,7 +125,8 @@ export interface OperatorRun {
 export type Operator = Command.Command<string, OperatorEnv, Failure.Failure | Failure.Reported, OperatorRun>
 
 /**
- * A hand-written command (a word with its subcommands, e.g. `CorpusCli.command`) for `Options.operators`.
+ * A hand-written command (a word with its subcommands; the bundles' operator commands through `Operators.commands`)
+ * for `Options.operators`.
  * A failure that is not already a CLI failure is reported as unexpected.
  *
  * @since 0.1.0 @category operators
@@ -157,9 +158,7 @@ export const operator = <Name extends string, R extends OperatorEnv, E, A>(comma
 export interface Options<R = never, E = never, A = never, Name extends string = string> {
   /** The groups whose operations become commands (served on the CLI). */
   readonly groups: ReadonlyArray<Operation.Group<unknown>>
-  /** Operations' own summaries by operation name (default: none, every output gets the outline). */
-  readonly summaries?: Format.Summaries | undefined
-  /** A hand-written subtree under the root, e.g. `CorpusCli.command` (one; see `operators` for several). */
+  /** A hand-written subtree under the root (one; see `operators` for several). */
   readonly operator?: Command.Command<Name, R, E, A> | undefined
   /** Hand-written subtrees under the root, each made with {@link operator}; they read the root's {@link Settings}. */
   readonly operators?: ReadonlyArray<Operator> | undefined
@@ -303,7 +302,6 @@ const build = <R, E, A, Name extends string>(prefix: string, options: Options<R,
   Effect.gen(function*() {
     const operator = options.operator
     const tree = yield* treeFor(prefix, options)
-    const summaries = options.summaries ?? {}
     const root = Command.make(prefix, connection)
 
     const call = (leaf: CommandTree.Leaf, values: InputFlags.Values) =>
@@ -319,7 +317,7 @@ const build = <R, E, A, Name extends string>(prefix: string, options: Options<R,
         yield* Console.log(
           values.json
             ? Format.json(output)
-            : Format.summary(summaries, leaf.operation.name, output, {
+            : Format.summary(leaf.operation.cli.summary, output, {
               input: checked,
               commandLine: (next) => [...leaf.words, ...InputFlags.toArgs(leaf.input, next)].map(Format.shellQuote).join(" ")
             })

@@ -245,6 +245,55 @@ export const spec = (
   return Either.right({ flags, positional, unflagged })
 }
 
+/**
+ * A positional argument of an operator command: a scalar or a choice, or a list (the last one only: `<files...>`).
+ *
+ * @since 0.1.0 @category models
+ */
+export interface OperatorPositional extends Positional {
+  readonly list: boolean
+}
+
+/**
+ * The command-line shape of an operator command's input: `positional` fields (in order; the last may be a list)
+ * become arguments, every other scalar, choice or list field a flag as for an operation.
+ *
+ * @since 0.1.0 @category constructors
+ */
+export const operatorSpec = (
+  name: string,
+  schema: Schema.Schema.AnyNoContext,
+  positional: ReadonlyArray<string>
+): Either.Either<{ readonly flags: ReadonlyArray<Flag>; readonly positionals: ReadonlyArray<OperatorPositional> }, string> => {
+  const properties = propertiesOf(schema.ast) ?? []
+  const positionals: Array<OperatorPositional> = []
+  for (const [index, field] of positional.entries()) {
+    const property = properties.find((p) => String(p.name) === field)
+    const kind = property === undefined ? undefined : kindOf(property.type)
+    if (property === undefined || kind === undefined) return Either.left(`${name}: the positional field ${field} is not a scalar or list field`)
+    if (kind._tag === "List" && index !== positional.length - 1) return Either.left(`${name}: only the last positional field may be a list`)
+    positionals.push({
+      name: Operation.flagName(field),
+      field,
+      kind,
+      description: descriptionOf(property),
+      required: !property.isOptional,
+      list: kind._tag === "List"
+    })
+  }
+  const flags: Array<Flag> = []
+  for (const property of properties) {
+    const field = String(property.name)
+    if (positional.includes(field)) continue
+    const kind = kindOf(property.type)
+    if (kind === undefined) return Either.left(`${name}: the field ${field} has no flag form`)
+    const flag: Flag = { name: Operation.flagName(field), path: [field], kind, description: descriptionOf(property), required: !property.isOptional }
+    if (reserved.includes(flag.name)) return Either.left(`${name}: the flag --${flag.name} is reserved`)
+    flags.push(flag)
+  }
+  return Either.right({ flags, positionals })
+}
+
 // -----------------------------------------------------------------------------
 // Parsing
 // -----------------------------------------------------------------------------
@@ -307,7 +356,12 @@ const scalarOption = (flag: Flag, scalar: Scalar): Options.Options<Option.Option
   }
 }
 
-const flagOption = (flag: Flag): Options.Options<Option.Option<unknown>> => {
+/**
+ * The option of one flag: every flag is optional to the parser (the schema decides).
+ *
+ * @since 0.1.0 @category options
+ */
+export const flagOption = (flag: Flag): Options.Options<Option.Option<unknown>> => {
   const kind = flag.kind
   switch (kind._tag) {
     case "Scalar":
@@ -380,6 +434,18 @@ export const options = (spec: Spec, follow = false): Options.Options<Omit<Values
 export const args = (spec: Spec): Args.Args<Option.Option<unknown>> => {
   const positional = spec.positional
   if (positional === undefined) return Args.none.pipe(Args.map((): Option.Option<unknown> => Option.none()))
+  // Optional to the parser even when the schema requires it: it may come in --input-json, and a missing
+  // value is refused by the schema like any other field.
+  return Args.optional(argOf(positional))
+}
+
+/**
+ * One positional argument as the parser reads it: a choice, an integer, a number or text, with its help. A list
+ * reads one element; the caller repeats it.
+ *
+ * @since 0.1.0 @category options
+ */
+export const argOf = (positional: Positional): Args.Args<unknown> => {
   const config = { name: positional.name }
   const kind = positional.kind
   const base: Args.Args<unknown> = kind._tag === "Choice"
@@ -389,13 +455,15 @@ export const args = (spec: Spec): Args.Args<Option.Option<unknown>> => {
     : kind._tag === "Scalar" && kind.scalar === "number"
     ? Args.float(config)
     : Args.text(config)
-  const withHelp = positional.description === undefined ? base : Args.withDescription(base, positional.description)
-  // Optional to the parser even when the schema requires it: it may come in --input-json, and a missing
-  // value is refused by the schema like any other field.
-  return Args.optional(withHelp)
+  return positional.description === undefined ? base : Args.withDescription(base, positional.description)
 }
 
-const setPath = (target: Record<string, unknown>, path: Flag["path"], value: unknown): void => {
+/**
+ * Sets the input field a flag names.
+ *
+ * @since 0.1.0 @category parsing
+ */
+export const setPath = (target: Record<string, unknown>, path: Flag["path"], value: unknown): void => {
   const [outer, inner] = path
   if (inner === undefined) {
     target[outer] = value

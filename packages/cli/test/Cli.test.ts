@@ -11,12 +11,11 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Cli from "../src/Cli.js"
 import { ExitCode } from "../src/Failure.js"
-import * as Format from "../src/Format.js"
 import { invalidRecordRefBody, searchEnvelope, supplierEnvelope, unauthorizedBody } from "./Fixtures.js"
 import { runFake } from "./support/Run.js"
 import * as Toy from "./support/ToyGroup.js"
 
-const market = { groups: [MarketOperations.group], summaries: Format.marketSummaries(MarketOperations) }
+const market = { groups: [MarketOperations.group] }
 const withKey = ["--api-key", "svc_key_test"]
 const ok = (body: unknown) => ({ status: 200, body: JSON.parse(JSON.stringify(body)) })
 const searchOk = ok(searchEnvelope)
@@ -172,10 +171,12 @@ describe("Cli over the market group", () => {
         assert.strictEqual(json.stderr, "")
       }))
 
-    it.effect("without summaries, any output gets the generic outline", () =>
+    it.effect("an operation that declares no summary gets the generic outline", () =>
       Effect.gen(function*() {
+        const group = MarketOperations.group
+        const withoutSummaries = { ...group, operations: group.operations.map((op) => ({ ...op, cli: { ...op.cli, summary: undefined } })) }
         const { stdout } = yield* runFake([...withKey, "market", "suppliers", "get", "REF"], {
-          groups: [MarketOperations.group],
+          groups: [withoutSummaries],
           reply: ok(supplierEnvelope)
         })
         assert.include(stdout, "operation: get_supplier")

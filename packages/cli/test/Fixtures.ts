@@ -5,7 +5,7 @@ import * as ApiError from "@service/http/ApiError"
 import { codec, refuse } from "@service/market-contract/MarketError"
 import type { SupplierRow } from "@service/market-contract/Suppliers"
 import * as Schema from "effect/Schema"
-import type * as Format from "../src/Format.js"
+import type * as MarketSummaries from "@service/market-contract/MarketSummaries"
 
 const corpusBasis = {
   snapshotId: "snap_test",
@@ -63,7 +63,7 @@ const common = {
   diagnostics: { elapsedMs: 3, rowsExamined: 2, truncated: false }
 }
 
-export const searchEnvelope: Format.SearchSuppliersEnvelope = {
+export const searchEnvelope: MarketSummaries.SearchSuppliersEnvelope = {
   ...common,
   operation: "search_suppliers",
   interpretedRequest: {
@@ -75,14 +75,14 @@ export const searchEnvelope: Format.SearchSuppliersEnvelope = {
   semanticWarnings: [{ code: "observation_not_company", message: "Each row is one published observation." }]
 }
 
-export const lastPageEnvelope: Format.SearchSuppliersEnvelope = {
+export const lastPageEnvelope: MarketSummaries.SearchSuppliersEnvelope = {
   ...searchEnvelope,
   results: [rowA],
   page: { limit: 2, returned: 1, hasMore: false, nextCursor: null },
   semanticWarnings: []
 }
 
-export const supplierEnvelope: Format.SupplierEnvelope = {
+export const supplierEnvelope: MarketSummaries.SupplierEnvelope = {
   ...common,
   operation: "get_supplier",
   interpretedRequest: { request: {}, normalizations: [] },
@@ -91,7 +91,7 @@ export const supplierEnvelope: Format.SupplierEnvelope = {
   semanticWarnings: []
 }
 
-export const capabilitiesEnvelope: Format.CapabilitiesEnvelope = {
+export const capabilitiesEnvelope: MarketSummaries.CapabilitiesEnvelope = {
   ...common,
   operation: "market_capabilities",
   interpretedRequest: { request: { facets: ["states"] }, normalizations: [] },

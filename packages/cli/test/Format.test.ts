@@ -1,6 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { codec, refuse, toBlock } from "@service/market-contract/MarketError"
 import * as MarketOperations from "@service/market-contract/Operations"
+import * as MarketSummaries from "@service/market-contract/MarketSummaries"
+import * as Operation from "@service/core/Operation"
 import * as Option from "effect/Option"
 import * as Failure from "../src/Failure.js"
 import * as Format from "../src/Format.js"
@@ -18,7 +20,7 @@ const context: Format.SummaryContext = {
 describe("Format", () => {
   describe("searchSummary", () => {
     it("prints one line per row with name, place, SCIAN and contact presence, and the ref on its own line", () => {
-      const lines = Format.searchSummary(searchEnvelope, context).split("\n")
+      const lines = MarketSummaries.searchSummary(searchEnvelope, context).split("\n")
       assert.strictEqual(lines[0], "2 supplier observations (each a published observation, not a company):")
       assert.strictEqual(
         lines[1],
@@ -29,13 +31,13 @@ describe("Format", () => {
     })
 
     it("shows normalizations and semantic warnings", () => {
-      const text = Format.searchSummary(searchEnvelope, context)
+      const text = MarketSummaries.searchSummary(searchEnvelope, context)
       assert.include(text, `~ state: "Zacatecas" read as "32" (state name resolved to its code)`)
       assert.include(text, "! observation_not_company: Each row is one published observation.")
     })
 
     it("ends with the page line and the command that reads the next page: the same input with the cursor", () => {
-      const last = Format.searchSummary(searchEnvelope, context).split("\n").at(-1)
+      const last = MarketSummaries.searchSummary(searchEnvelope, context).split("\n").at(-1)
       assert.strictEqual(
         last,
         "shown 2, more: yes — next: service market suppliers search --state Zacatecas --scian-codes 212,213 --limit 2 --cursor CURSOR_NEXT"
@@ -43,7 +45,7 @@ describe("Format", () => {
     })
 
     it("says when there is no further page", () => {
-      const last = Format.searchSummary(lastPageEnvelope, context).split("\n").at(-1)
+      const last = MarketSummaries.searchSummary(lastPageEnvelope, context).split("\n").at(-1)
       assert.strictEqual(last, "shown 1, more: no")
     })
 
@@ -54,7 +56,7 @@ describe("Format", () => {
         results: [],
         page: { limit: 20, returned: 0, hasMore: false, nextCursor: null }
       }
-      assert.strictEqual(Format.searchSummary(empty, context), "No supplier observations matched.\nshown 0, more: no")
+      assert.strictEqual(MarketSummaries.searchSummary(empty, context), "No supplier observations matched.\nshown 0, more: no")
     })
   })
 
@@ -64,7 +66,7 @@ describe("Format", () => {
   })
 
   it("supplierSummary lists the published fields and the ref", () => {
-    const text = Format.supplierSummary(supplierEnvelope)
+    const text = MarketSummaries.supplierSummary(supplierEnvelope)
     const lines = text.split("\n")
     assert.strictEqual(lines[0], "MINERA DEL NORTE (MINERA DEL NORTE SA DE CV)")
     assert.include(text, "rfc: MNO010101AB1")
@@ -74,7 +76,7 @@ describe("Format", () => {
   })
 
   it("capabilitiesSummary lists operations with examples and the largest observed values first", () => {
-    const text = Format.capabilitiesSummary(capabilitiesEnvelope)
+    const text = MarketSummaries.capabilitiesSummary(capabilitiesEnvelope)
     assert.include(text, "search_suppliers  POST /suppliers/search  (metered, paginates)")
     assert.include(text, "e.g. service market suppliers search --state Zacatecas")
     assert.include(text, "states: 2 values — Zacatecas (32) 300, Aguascalientes (01) 20")
@@ -82,18 +84,17 @@ describe("Format", () => {
   })
 
   describe("summary", () => {
-    const summaries = Format.marketSummaries(MarketOperations)
 
     it("uses the operation's own summary for the wire output it recognises", () => {
-      const text = Format.summary(summaries, "get_supplier", JSON.parse(JSON.stringify(supplierEnvelope)), context)
-      assert.strictEqual(text, Format.supplierSummary(supplierEnvelope))
+      const text = Format.summary(MarketOperations.getSupplier.cli.summary, JSON.parse(JSON.stringify(supplierEnvelope)), context)
+      assert.strictEqual(text, MarketSummaries.supplierSummary(supplierEnvelope))
     })
 
     it("falls back to the outline for an operation without one, or an output its summary does not decode", () => {
       const output = { total: 3, items: [{ id: "a", tags: ["x", "y"] }, { id: "b", tags: [] }], page: { hasMore: false } }
       const expected = ["total: 3", "items: (2)", "  1. id: a · tags: x, y", "  2. id: b · tags: ", "page:", "  hasMore: false"].join("\n")
-      assert.strictEqual(Format.summary(summaries, "count_things", output, context), expected)
-      assert.strictEqual(Format.summary(summaries, "get_supplier", output, context), expected)
+      assert.strictEqual(Format.summary(undefined, output, context), expected)
+      assert.strictEqual(Format.summary(MarketOperations.getSupplier.cli.summary, output, context), expected)
     })
 
     it("the outline shows null as a dash, scalar lists inline and long lists cut at 20", () => {
@@ -106,7 +107,7 @@ describe("Format", () => {
     })
 
     it("a summary that does not decode the output gives none", () => {
-      const own = Format.summaryOf(MarketOperations.getSupplier.output, Format.supplierSummary)
+      const own = Operation.summaryOf(MarketOperations.getSupplier.output, MarketSummaries.supplierSummary)
       assert.isTrue(Option.isNone(own({ unexpected: true }, context)))
     })
   })

@@ -17,13 +17,15 @@
  * Twins share the declarations but live under their own prefix, namespace and command word, so one
  * served application carries both.
  *
- * The harness calls as the owner of its workspace, with every scope the groups accept and the records the
- * examples name seeded (`Fixture.seed`); the runners serve `Fixture.groups`, the application's groups but
- * those of bundles still pending (`Fixture.pending`).
+ * The harness calls as the owner of its workspace (or of its test workspace, for an operation whose capability
+ * `runsIn` one), with every scope the groups accept and the records the examples name seeded by the bundles'
+ * fixtures (`Fixture.seed`); the runners serve every group of the application, and the suite fails when an
+ * operation has no example it can run.
  *
  * @since 0.1.0
  */
 import { assert, describe, layer } from "@effect/vitest"
+import type * as Bundle from "@service/core/Bundle"
 import type * as ContractCase from "@service/core/ContractCase"
 import * as Leaks from "@service/core/Leaks"
 import * as Operation from "@service/core/Operation"
@@ -32,6 +34,7 @@ import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import type * as Fixture from "./Fixture.js"
 
 /** @since 0.1.0 @category models */
 export type Surface = "http" | "mcp" | "cli"
@@ -63,11 +66,18 @@ export interface Harness {
   readonly listed: Effect.Effect<ReadonlyArray<string>>
   /**
    * Calls the operation named `operation` of the served group named `group` with a model-facing `input`
-   * the way a user of the transport would.
+   * the way a user of the transport would, as the owner of the suite's workspace or of its test workspace.
    */
-  readonly call: (group: string, operation: string, input: Readonly<Record<string, unknown>>) => Effect.Effect<Outcome>
+  readonly call: (
+    group: string,
+    operation: string,
+    input: Readonly<Record<string, unknown>>,
+    where?: Fixture.Where
+  ) => Effect.Effect<Outcome>
   /** Values no response may carry: the corpus's source identities, publishers and contact coordinates. */
   readonly forbidden: ReadonlyArray<string>
+  /** The example values the bundles' fixtures gave, in each workspace. */
+  readonly examples: { readonly [W in Fixture.Where]: Bundle.Examples }
 }
 
 /** @since 0.1.0 @category tags */
@@ -172,27 +182,51 @@ const isPlaceholder = (value: unknown): boolean =>
   (typeof value === "string" && /^<[^<>]+>$/.test(value)) || (Array.isArray(value) && value.length > 0 && value.every(isPlaceholder))
 
 /**
- * The capability example of `op`, with any `exampleFrom` value read from a call of the source operation.
- * The source runs with its own example, resolved the same way (a suggested edit's example opens an edit on
- * a topic the create example makes). A field the example leaves as a placeholder (`"<topic>"`) takes the
- * value the source call was given for the same field, so both name the same record.
+ * The fields of an example input still holding a placeholder (`"<topic>"`), nested ones by dotted path.
+ *
+ * @since 0.1.0 @category examples
+ */
+export const placeholdersIn = (input: unknown, at = ""): ReadonlyArray<string> => {
+  if (isPlaceholder(input)) return [at]
+  if (!Predicate.isRecord(input) || Array.isArray(input)) return []
+  return Object.entries(input).flatMap(([field, value]) => placeholdersIn(value, at === "" ? field : `${at}.${field}`))
+}
+
+/**
+ * Where an operation's example runs: its test workspace when the capability says so.
+ *
+ * @since 0.1.0 @category examples
+ */
+export const whereOf = (op: Operation.AnyOperation<unknown>): Fixture.Where =>
+  op.capability.runsIn === "test_workspace" ? "test_workspace" : "workspace"
+
+/**
+ * The capability example of `op` as it runs: the fixture's example values over the declared example, then any
+ * value still a placeholder read from a call of the `exampleFrom` operation (any served group's). The source runs
+ * with its own example, resolved the same way, in the same workspace (a suggested edit's example opens an edit on
+ * a topic the create example makes). A field the example leaves as a placeholder takes the value the source call
+ * was given for the same field, so both name the same record.
  *
  * @since 0.1.0 @category examples
  */
 export const resolveExample = (
   harness: Harness,
-  group: Operation.Group<unknown>,
+  groups: ReadonlyArray<Operation.Group<unknown>>,
   op: Operation.AnyOperation<unknown>,
+  where: Fixture.Where = whereOf(op),
   seen: ReadonlyArray<string> = []
 ): Effect.Effect<Readonly<Record<string, unknown>>> =>
   Effect.gen(function*() {
+    const given: Readonly<Record<string, unknown>> = { ...op.capability.example, ...harness.examples[where][op.name] }
     const from = op.capability.exampleFrom
-    if (from === undefined) return op.capability.example
+    if (from === undefined || placeholdersIn(given).length === 0) return given
     if (seen.includes(op.name)) return yield* Effect.dieMessage(`${op.name}: exampleFrom loops through ${seen.join(", ")}`)
-    const source = group.operations.find((candidate) => candidate.name === from.operation)
-    if (source === undefined) return yield* Effect.dieMessage(`${op.name}: exampleFrom names unknown ${from.operation}`)
-    const sourceInput = yield* resolveExample(harness, group, source, [...seen, op.name])
-    const outcome = yield* harness.call(group.name, source.name, sourceInput)
+    const found = groups.flatMap((group) =>
+      group.operations.filter((candidate) => candidate.name === from.operation).map((source) => ({ group, source }))
+    )[0]
+    if (found === undefined) return yield* Effect.dieMessage(`${op.name}: exampleFrom names unknown ${from.operation}`)
+    const sourceInput = yield* resolveExample(harness, groups, found.source, where, [...seen, op.name])
+    const outcome = yield* harness.call(found.group.name, found.source.name, sourceInput, where)
     if (outcome._tag !== "Success") {
       return yield* Effect.dieMessage(`${op.name}: the source example ${from.operation} was refused: ${outcome.raw.slice(0, 500)}`)
     }
@@ -202,10 +236,10 @@ export const resolveExample = (
       if (value === undefined) return yield* Effect.dieMessage(`${op.name}: nothing at ${path.join(".")} of ${from.operation}`)
       read.push([field, value])
     }
-    const carried = Object.entries(op.capability.example).flatMap(([field, example]) =>
+    const carried = Object.entries(given).flatMap(([field, example]) =>
       isPlaceholder(example) && field in sourceInput ? [[field, sourceInput[field]] as const] : []
     )
-    return { ...op.capability.example, ...Object.fromEntries(carried), ...Object.fromEntries(read) }
+    return { ...given, ...Object.fromEntries(carried), ...Object.fromEntries(read) }
   })
 
 const blockCode = (group: Operation.Group<unknown>, block: unknown): unknown =>
@@ -278,12 +312,13 @@ export const suite = <R, E>(options: SuiteOptions<R, E>): void => {
   const served = [...options.groups, ...twins.groups]
   const prefix = options.prefix ?? "service"
   const erase = (group: Operation.Group<R>): Operation.Group<unknown> => group
+  const declared = options.groups.map(erase)
   // Every response the suite saw, whole, for the last test's scan.
   const seen: Array<{ readonly call: string; readonly raw: string }> = []
   const watched = Effect.map(HarnessService, (harness): Harness => ({
     ...harness,
-    call: (groupName, operation, input) =>
-      harness.call(groupName, operation, input).pipe(Effect.tap((outcome) => {
+    call: (groupName, operation, input, where) =>
+      harness.call(groupName, operation, input, where).pipe(Effect.tap((outcome) => {
         seen.push({ call: `${groupName}.${operation}`, raw: outcome.raw })
         const group = served.find((candidate) => candidate.name === groupName)
         if (outcome._tag === "Success" && group?.invariant !== undefined) {
@@ -300,6 +335,22 @@ export const suite = <R, E>(options: SuiteOptions<R, E>): void => {
         assert.deepStrictEqual(listed, [...expectedNames(options.surface, prefix, served.map(erase))])
       }))
 
+    // Every declared operation must have an example the suite can run: what the fixtures give and exampleFrom
+    // reads leave no placeholder behind.
+    it.effect("every operation on the surface has a runnable example", () =>
+      Effect.gen(function*() {
+        const harness = yield* watched
+        const missing: Array<string> = []
+        for (const group of options.groups.map(erase)) {
+          for (const op of Operation.servedOn(group, options.surface)) {
+            const input = yield* resolveExample(harness, options.groups.map(erase), op)
+            const left = placeholdersIn(input)
+            if (left.length > 0) missing.push(`${op.name} (${left.join(", ")})`)
+          }
+        }
+        assert.deepStrictEqual(missing, [], `examples still naming a placeholder: ${missing.join("; ")}`)
+      }))
+
     for (const realGroup of options.groups) {
       const group = erase(realGroup)
       const twin = erase(twins.twinOf(realGroup))
@@ -308,8 +359,8 @@ export const suite = <R, E>(options: SuiteOptions<R, E>): void => {
           it.effect("the capability example runs and its output decodes with the declared schema", () =>
             Effect.gen(function*() {
               const harness = yield* watched
-              const input = yield* resolveExample(harness, group, op)
-              const outcome = yield* harness.call(group.name, op.name, input)
+              const input = yield* resolveExample(harness, declared, op)
+              const outcome = yield* harness.call(group.name, op.name, input, whereOf(op))
               assert.strictEqual(outcome._tag, "Success", outcome.raw.slice(0, 2000))
               if (outcome._tag === "Success") {
                 const decoded = Schema.decodeUnknownEither(op.output)(outcome.body)
@@ -320,8 +371,8 @@ export const suite = <R, E>(options: SuiteOptions<R, E>): void => {
           it.effect("an unknown input field gives the structural refusal", () =>
             Effect.gen(function*() {
               const harness = yield* watched
-              const input = yield* resolveExample(harness, group, op)
-              const outcome = yield* harness.call(group.name, op.name, { ...input, conformance_unknown_field: "x" })
+              const input = yield* resolveExample(harness, declared, op)
+              const outcome = yield* harness.call(group.name, op.name, { ...input, conformance_unknown_field: "x" }, whereOf(op))
               assert.strictEqual(outcome._tag, "Refusal")
               if (outcome._tag === "Refusal") {
                 assert.strictEqual(blockCode(group, outcome.block), group.refusals.invalidInputCode)
@@ -334,12 +385,12 @@ export const suite = <R, E>(options: SuiteOptions<R, E>): void => {
           it.effect(`each declared refusal (${op.refuses.join(", ")}) reaches the caller unchanged`, () =>
             Effect.gen(function*() {
               const harness = yield* watched
-              const input = yield* resolveExample(harness, group, op)
+              const input = yield* resolveExample(harness, declared, op)
               const twinOp = twin.operations.find((candidate) => candidate.name === op.name)
               if (twinOp === undefined) return yield* Effect.dieMessage(`no twin for ${op.name}`)
               for (const code of op.refuses) {
                 twins.inject(code)
-                const outcome = yield* harness.call(twin.name, twinOp.name, input)
+                const outcome = yield* harness.call(twin.name, twinOp.name, input, whereOf(op))
                 const expected = group.refusals.describe(group.refusals.sampleOf(code))
                 assert.isDefined(expected)
                 assert.strictEqual(outcome._tag, "Refusal", `${code}: ${outcome.raw.slice(0, 500)}`)

@@ -83,6 +83,7 @@ const group = Operation.group({
 const toyHarness = (groups: ReadonlyArray<Operation.Group<never>>): Conformance.Harness => ({
   listed: Effect.succeed(Conformance.expectedNames("mcp", "service", groups)),
   forbidden: ["SECRET-SOURCE"],
+  examples: { workspace: {}, test_workspace: {} },
   call: (groupName, operation, input) => {
     const g = groups.find((candidate) => candidate.name === groupName)
     const op = g?.operations.find((candidate) => candidate.name === operation)
@@ -110,6 +111,40 @@ describe("expectedNames", () => {
     assert.deepStrictEqual(Conformance.expectedNames("cli", "acme", [group]), ["acme toy echo"])
     assert.deepStrictEqual(Conformance.expectedNames("http", "acme", [group]), ["POST /api/v1/toy/echo"])
   })
+})
+
+describe("resolveExample", () => {
+  // An example naming a record by placeholder: the fixture's value fills it, in the workspace the example runs in.
+  const named = Operation.make({
+    name: "echo_named",
+    title: "Echo a named word",
+    description: "Echoes a word the fixture names.",
+    input: Schema.Struct({ word: Schema.String, note: Schema.String }),
+    output: Schema.Struct({ word: Schema.String }),
+    refusals: codec,
+    refuses: [],
+    scopes: ["market_data:read"],
+    annotations: Operation.readOnly,
+    capability: { question: "Echo?", requires: "word", example: { word: "<word>", note: "<note>" }, runsIn: "test_workspace" },
+    http: { method: "POST", path: "/named", input: { kind: "body" } },
+    cli: { words: ["named"] },
+    run: (input) => Effect.succeed({ word: input.word })
+  })
+  const harness = (examples: Conformance.Harness["examples"]): Conformance.Harness => ({ ...toyHarness([group]), examples })
+
+  it.effect("takes the fixture's values for the workspace the example runs in, and reports what is still a placeholder", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(Conformance.whereOf(named), "test_workspace")
+      const filled = yield* Conformance.resolveExample(
+        harness({ workspace: { echo_named: { word: "wrong-seat" } }, test_workspace: { echo_named: { word: "seeded", note: "n" } } }),
+        [group],
+        named
+      )
+      assert.deepStrictEqual(filled, { word: "seeded", note: "n" })
+      const half = yield* Conformance.resolveExample(harness({ workspace: {}, test_workspace: { echo_named: { word: "seeded" } } }), [group], named)
+      assert.deepStrictEqual(Conformance.placeholdersIn(half), ["note"])
+      assert.deepStrictEqual(Conformance.placeholdersIn({ a: { b: ["<x>"] }, c: "plain" }), ["a.b"])
+    }))
 })
 
 describe("runCase", () => {

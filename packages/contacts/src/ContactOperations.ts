@@ -18,17 +18,6 @@ import { codec } from "./ContactsRefusal.js"
 import { Quote, QuoteRequest, Quotes } from "./Quotes.js"
 import { Unlock, UnlockRequest, Unlocks } from "./Unlocks.js"
 
-/**
- * The collection and contact the capability examples name (ids shaped like the CRM's); a conformance harness
- * seeds them.
- *
- * @since 0.1.0 @category examples
- */
-export const exampleRecords = {
-  collection_id: "collection_0123456789abcdef01234567",
-  contact_id: "contact_0123456789abcdef01234567"
-} as const
-
 const readScopes: ReadonlyArray<Scope> = ["commercial:read"]
 // Only this scope: no other (not commercial:read, not an owner's role) implies the right to spend.
 const activateScopes: ReadonlyArray<Scope> = ["commercial:activate"]
@@ -50,7 +39,7 @@ export const contactQuote = kit.make({
   capability: {
     question: "What would it cost to unlock contact details for these CRM records?",
     requires: "collection_id and record_ids (contacts of that collection).",
-    example: { collection_id: exampleRecords.collection_id, record_ids: [exampleRecords.contact_id] }
+    example: { collection_id: "<collection_id>", record_ids: ["<contact_id>"] }
   },
   run: (input) =>
     Effect.gen(function*() {

@@ -7,7 +7,9 @@
  */
 import * as Bundle from "@service/core/Bundle"
 import * as ContactOperations from "./ContactOperations.js"
+import * as ContactsFixture from "./ContactsFixture.js"
 import * as ContactsMigrations from "./ContactsMigrations.js"
+import * as ContactsWorkers from "./ContactsWorkers.js"
 import * as Layer from "effect/Layer"
 import * as Quotes from "./Quotes.js"
 import * as Unlocks from "./Unlocks.js"
@@ -18,5 +20,7 @@ export const bundle = Bundle.make({
   // Needs a ContactProvider from the host (the app layer gives the sandbox unless told otherwise).
   layer: Unlocks.layer.pipe(Layer.provideMerge(Quotes.layer)),
   migrations: [ContactsMigrations.migrations],
-  groups: [ContactOperations.group]
+  groups: [ContactOperations.group],
+  workers: ContactsWorkers.workers,
+  fixture: ContactsFixture.fixture
 })

@@ -10,6 +10,7 @@ import * as AccountOperations from "./AccountOperations.js"
 import * as Accounts from "./Accounts.js"
 import * as Bundle from "./Bundle.js"
 import * as CoreMigrations from "./CoreMigrations.js"
+import * as CreditsCommands from "./CreditsCommands.js"
 import type * as Operation from "./Operation.js"
 import type { Caller } from "./RequestContext.js"
 import * as Meter from "./Meter.js"
@@ -24,5 +25,6 @@ export const bundle = Bundle.make({
   name: "core",
   layer: Layer.mergeAll(Accounts.layerSql, Meter.layerSql, RateLimiter.layerSql, Outbound.layerNotConfigured),
   migrations: [CoreMigrations.migrations],
-  groups
+  groups,
+  operators: [CreditsCommands.operators]
 })

@@ -181,6 +181,7 @@ export const arrivalSendTest = kit.make({
     question: "How do I see the door work end to end without signing anything?",
     requires: "A test workspace, one of its Sources, and an event type.",
     example: { source_id: "<source_id>", type: "contact.created" },
+    runsIn: "test_workspace",
     exampleFrom: { operation: "arrival_read", path: ["arrivals", 0, "source_id"], field: "source_id" }
   },
   run: (input) =>

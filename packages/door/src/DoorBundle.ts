@@ -15,8 +15,11 @@ import * as CrmMigrations from "@service/crm/CrmMigrations"
 import * as Layer from "effect/Layer"
 import * as ArrivalOperations from "./ArrivalOperations.js"
 import * as Arrivals from "./Arrivals.js"
+import * as DoorFixture from "./DoorFixture.js"
 import * as DoorMigrations from "./DoorMigrations.js"
+import * as DoorWorkers from "./DoorWorkers.js"
 import * as Intake from "./Intake.js"
+import * as IntakeRoutes from "./IntakeRoutes.js"
 import * as SandboxOperations from "./SandboxOperations.js"
 import * as SourceOperations from "./SourceOperations.js"
 import * as Sources from "./Sources.js"
@@ -42,5 +45,8 @@ export const bundle = Bundle.make({
     Layer.provideMerge(Layer.mergeAll(Sources.layer, Crm.layer))
   ),
   migrations: [CrmMigrations.migrations, DoorMigrations.migrations],
-  groups
+  groups,
+  workers: DoorWorkers.workers,
+  mounts: IntakeRoutes.mounts,
+  fixture: DoorFixture.fixture
 })

@@ -13,7 +13,9 @@ import * as DeliveryLog from "./DeliveryLog.js"
 import * as DeliveryOperations from "./DeliveryOperations.js"
 import * as Destinations from "./Destinations.js"
 import * as EventLedger from "./EventLedger.js"
+import * as EventMethods from "./EventMethods.js"
 import * as EventsMigrations from "./EventsMigrations.js"
+import * as EventsWorkers from "./EventsWorkers.js"
 
 /** What running the events operations needs. @since 0.1.0 @category models */
 export type Requirements = DeliveryOperations.Requirements
@@ -25,5 +27,7 @@ export const bundle = Bundle.make({
   name: "events",
   layer: Layer.mergeAll(EventLedger.layer, Destinations.layer, Delivery.layer().pipe(Layer.provide(EventLedger.layer)), DeliveryLog.layer),
   migrations: [EventsMigrations.migrations],
-  groups
+  groups,
+  workers: EventsWorkers.workers,
+  methods: EventMethods.methods
 })

@@ -17,12 +17,14 @@ import type * as HttpApiError from "@effect/platform/HttpApiError"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpMethod from "@effect/platform/HttpMethod"
 import * as OpenApi from "@effect/platform/OpenApi"
+import type * as Mount from "@service/core/Mount"
 import * as Operation from "@service/core/Operation"
 import * as Refusal from "@service/core/Refusal"
 import * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
 import * as ApiError from "./ApiError.js"
 import * as InputShape from "./InputShape.js"
+import * as Mounts from "./Mounts.js"
 import { Authentication } from "./Authentication.js"
 import * as OpenApiDocument from "./OpenApiDocument.js"
 import * as Routes from "./Routes.js"
@@ -36,6 +38,11 @@ export interface Options {
   readonly description?: string | undefined
   /** Default one server at `/`: every path already carries `/api/v1`. */
   readonly servers?: ReadonlyArray<OpenApi.OpenAPISpecServer> | undefined
+  /**
+   * Routes served beside the operations, listed in the document too: the bundles' mounts (the intake door, public
+   * pages), the probes, and routes the host serves itself (the MCP endpoint).
+   */
+  readonly routes?: ReadonlyArray<Mount.Description> | undefined
 }
 
 const pathSchema = <R>(group: Operation.Group<R>, op: Operation.AnyOperation<R>): Schema.Schema.AnyNoContext => {
@@ -212,7 +219,11 @@ export const annotate = <Groups extends HttpApiGroup.HttpApiGroup.Any, R>(
     .annotate(
       OpenApi.Description,
       options.description ??
-        `Every path carries the /api/v1 prefix. Groups: ${groups.map((g) => `${g.title} (/api/v1${g.http.prefix})`).join("; ")}.`
+        `Every operation's path carries the /api/v1 prefix. Groups: ${groups.map((g) => `${g.title} (/api/v1${g.http.prefix})`).join("; ")}.${
+          (options.routes ?? []).length === 0
+            ? ""
+            : ` Also served: ${(options.routes ?? []).map((route) => `${route.method} ${route.path} (${route.summary})`).join("; ")}.`
+        }`
     )
     .annotate(OpenApi.Servers, options.servers ?? [{ url: "/", description: "This host" }])
-    .annotate(OpenApi.Transform, OpenApiDocument.document)
+    .annotate(OpenApi.Transform, (spec) => OpenApiDocument.document(Mounts.document(options.routes ?? [])(spec)))

@@ -17,6 +17,8 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as Mount from "@service/core/Mount"
 
 /** @since 0.1.0 @category models */
 export interface CheckResult {
@@ -73,6 +75,22 @@ export const layerReadiness = (checks: ReadonlyArray<Check>): Layer.Layer<Readin
 
 const noStore = { "cache-control": "no-store" }
 
+const ReadyBody = Schema.Struct({
+  ready: Schema.Boolean,
+  not_ready: Schema.Array(Schema.String).annotations({ description: "The checks that do not pass." }),
+  checks: Schema.Record({ key: Schema.String, value: Schema.Struct({ ready: Schema.Boolean, detail: Schema.String }) })
+}).annotations({ identifier: "Readiness", description: "Each check with what it found." })
+
+const readyBody = (results: ReadonlyArray<CheckResult>) => {
+  const notReady = results.filter((r) => !r.ready).map((r) => r.name)
+  return {
+    ready: notReady.length === 0,
+    not_ready: notReady,
+    checks: Object.fromEntries(results.map((r) => [r.name, { ready: r.ready, detail: r.detail }]))
+  }
+}
+
+
 /**
  * The `/health` answer: the process is up.
  *
@@ -88,15 +106,8 @@ export const health: Effect.Effect<HttpServerResponse.HttpServerResponse> = Effe
  * @since 0.1.0 @category handlers
  */
 export const readyResponse = (results: ReadonlyArray<CheckResult>): HttpServerResponse.HttpServerResponse => {
-  const notReady = results.filter((r) => !r.ready).map((r) => r.name)
-  return HttpServerResponse.unsafeJson(
-    {
-      ready: notReady.length === 0,
-      not_ready: notReady,
-      checks: Object.fromEntries(results.map((r) => [r.name, { ready: r.ready, detail: r.detail }]))
-    },
-    { status: notReady.length === 0 ? 200 : 503, headers: noStore }
-  )
+  const body = readyBody(results)
+  return HttpServerResponse.unsafeJson(body, { status: body.ready ? 200 : 503, headers: noStore })
 }
 
 /**
@@ -110,7 +121,48 @@ export const ready: Effect.Effect<HttpServerResponse.HttpServerResponse, never, 
 )
 
 /**
- * Mounts `GET /health` and `GET /ready` on the `HttpApiBuilder` router, beside the API (no authentication).
+ * `GET /health` and `GET /ready` as routes for `HttpLayer.Options.mounts`: served beside the API with no
+ * credential and listed in OpenAPI.
+ *
+ * @since 0.1.0 @category mounts
+ */
+export const mounts: ReadonlyArray<Mount.Mount<Readiness>> = [
+  Mount.make({
+    name: "health",
+    method: "GET",
+    path: "/health",
+    summary: "Liveness",
+    description: "Answers 200 whenever the process answers. No credential.",
+    tag: "Probes",
+    answers: [{ status: 200, description: "The process is up.", schema: Schema.Struct({ status: Schema.Literal("ok") }) }],
+    public: true,
+    handle: () => Effect.succeed(Mount.json({ status: "ok" }, 200, noStore))
+  }),
+  Mount.make({
+    name: "ready",
+    method: "GET",
+    path: "/ready",
+    summary: "Readiness",
+    description:
+      "Answers 200 when every check passes (the database answers, every migration is applied, and each domain's own checks, such as an active corpus publication), otherwise 503 naming what is not ready. No credential.",
+    tag: "Probes",
+    answers: [
+      { status: 200, description: "Ready.", schema: ReadyBody },
+      { status: 503, description: "Not ready: `not_ready` names the checks that do not pass.", schema: ReadyBody }
+    ],
+    public: true,
+    handle: () =>
+      Effect.flatMap(Readiness, (readiness) =>
+        Effect.map(readiness.check, (results) => {
+          const body = readyBody(results)
+          return Mount.json(body, body.ready ? 200 : 503, noStore)
+        }))
+  })
+]
+
+/**
+ * Mounts `GET /health` and `GET /ready` on the `HttpApiBuilder` router, beside the API (no authentication), for
+ * a host that does not list them in OpenAPI ({@link mounts} does).
  *
  * @since 0.1.0 @category layers
  */

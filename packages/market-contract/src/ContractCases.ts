@@ -133,18 +133,21 @@ const numberAt = (given: ContractCase.Given, name: string): number => {
 }
 
 /**
- * The cases, by rule.
+ * The cases of a market group's operations, by rule. The cases of rule 1 are read from the operations themselves:
+ * one per operation that declares `query_too_broad`.
  *
  * @since 0.1.0 @category cases
  */
-export const cases: ReadonlyArray<ContractCase.Case> = [
-  // Rule 1: search and count without a narrowing dimension.
-  ...(["search_suppliers", "count_suppliers", "search_opportunities", "search_awards", "search_risks", "search_permits"] as const).map(
-    (operation): ContractCase.Case => ({
+export const casesFor = (
+  operations: ReadonlyArray<{ readonly name: string; readonly paginates: boolean; readonly refuses: ReadonlyArray<string> }>
+): ReadonlyArray<ContractCase.Case> => [
+  // Rule 1: every operation that narrows (it declares query_too_broad), called without a narrowing dimension.
+  ...operations.filter((op) => op.refuses.includes("query_too_broad")).map(
+    (op): ContractCase.Case => ({
       rule: "rule 1",
       title: "no narrowing dimension is query_too_broad",
-      operation,
-      input: operation === "count_suppliers" ? {} : { limit: 5 },
+      operation: op.name,
+      input: op.paginates ? { limit: 5 } : {},
       expect: { refused: "query_too_broad" }
     })
   ),

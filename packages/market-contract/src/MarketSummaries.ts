@@ -18,9 +18,12 @@ export const GetSupplierEnvelope = Envelope(SupplierRow).annotations({ identifie
 /** @since 0.1.0 @category schemas */
 export const CapabilitiesEnvelope = Envelope(CapabilitiesResult).annotations({ identifier: "CapabilitiesEnvelope" })
 
-type SearchSuppliersEnvelope = typeof SearchSuppliersEnvelope.Type
-type SupplierEnvelope = typeof GetSupplierEnvelope.Type
-type CapabilitiesEnvelope = typeof CapabilitiesEnvelope.Type
+/** @since 0.1.0 @category models */
+export type SearchSuppliersEnvelope = typeof SearchSuppliersEnvelope.Type
+/** @since 0.1.0 @category models */
+export type SupplierEnvelope = typeof GetSupplierEnvelope.Type
+/** @since 0.1.0 @category models */
+export type CapabilitiesEnvelope = typeof CapabilitiesEnvelope.Type
 
 const contactText = (presence: SupplierRow["contact_presence"]): string => {
   const channels = [

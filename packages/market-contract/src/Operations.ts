@@ -278,7 +278,7 @@ export const group: Operation.Group<Requirements> = kit.group({
   http: { prefix: "/workspaces/:workspace/market-data", workspaceScoped: true, discovery: "market_capabilities" },
   mcp: { namespace: "market" },
   cli: { word: "market", description: "Read-only market data behind a semantic contract." },
-  cases: ContractCases.cases,
+  cases: ContractCases.casesFor([...operations, compactCapabilities, coverage]),
   elsewhere: ContractCases.elsewhere,
   invariant: ContractCases.invariant
 })

@@ -8,11 +8,13 @@ import * as Bundle from "@service/core/Bundle"
 import * as SavedSearches from "./SavedSearches.js"
 import * as SavedSearchMigrations from "./SavedSearchMigrations.js"
 import * as SavedSearchOperations from "./SavedSearchOperations.js"
+import * as SavedSearchWorkers from "./SavedSearchWorkers.js"
 
 /** @since 0.1.0 @category bundles */
 export const bundle = Bundle.make({
   name: "saved_searches",
   layer: SavedSearches.layer,
   migrations: [SavedSearchMigrations.migrations],
-  groups: [SavedSearchOperations.group]
+  groups: [SavedSearchOperations.group],
+  workers: SavedSearchWorkers.workers
 })

@@ -13,8 +13,11 @@ import { Corpus, type Publication, type SnapshotNotLoading } from "./Corpus.js"
 import * as DemoCorpus from "./DemoCorpus.js"
 import { LoadFailed, loadFile } from "./Loader.js"
 import * as Parsers from "./Parsers.js"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
 import * as NodePath from "node:path"
 
 /** @since 0.1.0 @category models */
@@ -110,3 +113,63 @@ export const ensureLoaded = (
 export const describeRows = (rows: RecordKindCounts): string =>
   `${rows.supplier_observation} supplier observations, ${rows.opportunity} opportunities, ${rows.award} awards, ` +
   `${rows.risk_mark} risk marks, ${rows.permit} permits`
+
+/**
+ * How a background demo load is doing, in words (none when nothing is loading), for readiness probes.
+ *
+ * @since 0.1.0 @category tags
+ */
+export class Progress extends Context.Tag("@service/market-warehouse/DemoLoad/Progress")<Progress, Ref.Ref<Option.Option<string>>>() {
+  static readonly layer: Layer.Layer<Progress> = Layer.effect(Progress, Ref.make(Option.none<string>()))
+}
+
+/**
+ * {@link ensureLoaded} in the background of a runtime that serves while it loads: progress kept in
+ * {@link Progress} and logged one line per file, the publication logged, a failure logged (reads keep answering
+ * `serving_projection_unavailable` until a corpus is published).
+ *
+ * @since 0.1.0 @category loaders
+ */
+export const loadInBackground: Effect.Effect<void, never, SqlClient.SqlClient | Corpus | Crypto | Progress> = Effect.gen(function*() {
+  const progress = yield* Progress
+  const corpus = yield* Corpus
+  if (Option.isSome(yield* corpus.active)) return
+  const started = Date.now()
+  yield* Ref.set(progress, Option.some("the demo corpus is loading (reference catalogs first)"))
+  const report = (event: DemoLoadEvent) => {
+    switch (event._tag) {
+      case "Started":
+        return Effect.zipRight(
+          Ref.set(progress, Option.some(`the demo corpus is loading (${event.alreadyLoaded} of ${event.total} files)`)),
+          Effect.logInfo(
+            event.alreadyLoaded > 0
+              ? `Resuming the demo corpus load in ${event.snapshotId}: ${event.alreadyLoaded} of ${event.total} files were loaded before`
+              : `Loading the demo corpus (${event.total} files) into ${event.snapshotId}`
+          )
+        )
+      case "FileLoaded":
+        return Effect.zipRight(
+          Ref.set(progress, Option.some(`the demo corpus is loading (${event.done} of ${event.total} files)`)),
+          Effect.logInfo(`Demo corpus ${event.done}/${event.total}: ${event.file} (${event.accepted} rows)`)
+        )
+      case "Publishing":
+        return Ref.set(progress, Option.some("the demo corpus is being published"))
+    }
+  }
+  yield* ensureLoaded(report).pipe(
+    Effect.tap(Option.match({
+      onNone: () => Effect.void,
+      onSome: (loaded) =>
+        Effect.logInfo(
+          `Published the demo corpus ${loaded.publication.snapshotId} after ${Date.now() - started} ms: ${describeRows(loaded.rows)}. Ready.`
+        )
+    })),
+    Effect.catchAllCause((cause) =>
+      Effect.zipRight(
+        Ref.set(progress, Option.some("the demo corpus load failed: see the server log")),
+        Effect.logError("Could not load the demo corpus; reads answer serving_projection_unavailable until a corpus is published", cause)
+      )
+    ),
+    Effect.ensuring(Ref.set(progress, Option.none()))
+  )
+})

@@ -29,7 +29,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Runtime from "effect/Runtime"
 import type { Readable, Writable } from "node:stream"
-import type * as Method from "./Method.js"
+import type * as Method from "@service/core/Method"
 import * as Toolkit from "./Toolkit.js"
 
 /**

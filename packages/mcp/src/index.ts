@@ -16,7 +16,6 @@ export * as McpHandler from "./McpHandler.js"
  *
  * @since 0.1.0
  */
-export * as Method from "./Method.js"
 
 /**
  * One tool per operation served on MCP, from any list of groups.

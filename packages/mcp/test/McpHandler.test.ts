@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as McpHandler from "../src/McpHandler.js"
-import * as Method from "../src/Method.js"
+import * as Method from "@service/core/Method"
 import { connect, generations } from "./support/Clients.js"
 import { acquireWebHandler, layerFor, meteredUnits, principalWith } from "./support/Fixture.js"
 

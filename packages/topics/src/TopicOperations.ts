@@ -683,7 +683,7 @@ export const topicsRelationAdd = kit.make({
   capability: {
     question: "How do I say one topic depends on, replaces or contradicts another?",
     requires: "topic, to_topic and type.",
-    example: { topic: "<topic>", to_topic: "tpc_0123456789abcdef01234567", type: "related_to" },
+    example: { topic: "<topic>", to_topic: "<to_topic>", type: "related_to" },
     exampleFrom: fromCreate
   },
   run: (input) =>
@@ -742,7 +742,7 @@ export const topicsRelationDelete = kit.make({
   capability: {
     question: "How do I remove a relation?",
     requires: "topic and relation_id.",
-    example: { topic: "tpc_0123456789abcdef01234567", relation_id: "<relation_id>" },
+    example: { topic: "<topic>", relation_id: "<relation_id>" },
     exampleFrom: { operation: "topics_relation_add", path: ["id"], field: "relation_id" }
   },
   run: (input) =>

@@ -6,9 +6,12 @@
  */
 import * as Bundle from "@service/core/Bundle"
 import type * as Operation from "@service/core/Operation"
+import * as ShareRoutes from "./ShareRoutes.js"
 import * as TagOperations from "./TagOperations.js"
 import * as TopicOperations from "./TopicOperations.js"
 import * as Topics from "./Topics.js"
+import * as TopicsFixture from "./TopicsFixture.js"
+import * as TopicsIndexCommands from "./TopicsIndexCommands.js"
 import * as TopicsMigrations from "./TopicsMigrations.js"
 
 /** What running the topics and tags operations needs. @since 0.1.0 @category models */
@@ -21,5 +24,8 @@ export const bundle = Bundle.make({
   name: "topics",
   layer: Topics.layer,
   migrations: [TopicsMigrations.migrations],
-  groups
+  groups,
+  mounts: ShareRoutes.mounts,
+  operators: [TopicsIndexCommands.operators],
+  fixture: TopicsFixture.fixture
 })

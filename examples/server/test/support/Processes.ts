@@ -105,7 +105,7 @@ export const startWorker = (label: string, env: Readonly<Record<string, string>>
       SERVICE_WORKER_REPORT_EVERY: "2 seconds",
       SERVICE_WORKER_IDLE: "200 millis"
     })
-    yield* Effect.promise(() => worker.waitFor(/is applying Arrivals/))
+    yield* Effect.promise(() => worker.waitFor(/is running /))
     return worker
   })
 

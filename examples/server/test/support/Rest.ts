@@ -9,7 +9,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { request as httpRequest } from "node:http"
-import * as Server from "../../src/Server.js"
+import * as Server from "@service/server/Server"
 
 export interface Answer {
   readonly status: number
@@ -61,7 +61,7 @@ export const running = Layer.effect(
  */
 export const serverOn = <A, E, R>(target: TestDatabase.TestDatabaseTarget, prepared: Layer.Layer<A, E, R>) =>
   running.pipe(
-    Layer.provideMerge(Server.layer({ port: 0, host: "127.0.0.1" })),
+    Layer.provideMerge(Server.layer(App.app, { port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(prepared),
     Layer.provideMerge(App.layer(target.layer, Crypto.layerTest)),
     Layer.orDie

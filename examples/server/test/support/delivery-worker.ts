@@ -1,13 +1,14 @@
 /**
- * The `npm run worker` program (`Worker.programWith`) with one change made in code, never by configuration:
+ * The `npm run worker` program (`WorkerMain.make`) with one change made in code, never by configuration:
  * outgoing deliveries may reach a receiver on loopback, the test's. Spawned by `DeliveryKill.test.ts`.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as App from "@service/app/App"
 import * as AddressGuard from "@service/events/AddressGuard"
+import * as Workers from "@service/server/Workers"
 import * as Effect from "effect/Effect"
-import * as Worker from "../../src/Worker.js"
 
-Worker.programWith({ addressGuard: AddressGuard.layerAllowingLoopbackForTests() }).pipe(
+Workers.program(App.app, { addressGuard: AddressGuard.layerAllowingLoopbackForTests() }).pipe(
   Effect.scoped,
   NodeRuntime.runMain({ disableErrorReporting: false })
 )

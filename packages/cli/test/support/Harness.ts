@@ -12,18 +12,14 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as App from "@service/app/App"
 import * as Conformance from "@service/conformance"
 import * as Fixture from "@service/conformance/Fixture"
-import * as Accounts from "@service/core/Accounts"
 import { Crypto } from "@service/core/Crypto"
-import { WorkspaceSlug } from "@service/core/Ids"
 import type * as Operation from "@service/core/Operation"
 import * as HttpLayer from "@service/http/HttpLayer"
-import { forbiddenValues } from "@service/market-contract/ProjectionAudit"
-import * as DemoSnapshot from "@service/market-warehouse/DemoSnapshot"
 import * as TestDatabase from "@service/storage/TestDatabase"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
-import * as Redacted from "effect/Redacted"
 import { createServer } from "node:http"
 import * as Cli from "../../src/Cli.js"
 import * as CommandTree from "../../src/CommandTree.js"
@@ -31,29 +27,18 @@ import { ExitCode } from "../../src/Failure.js"
 import * as InputFlags from "../../src/InputFlags.js"
 import * as Run from "./Run.js"
 
-/** The key of workspace `demo`: its owner's, with every scope the served groups accept. */
-export const KEY = "svc_key_cli_conformance_0123456789abcdef"
+/** What the suite's fixtures seeded: the `demo` workspace and its test workspace, keys and example values. */
+export class Seeded extends Context.Tag("Seeded")<Seeded, Fixture.Seeded>() {}
 
 /**
- * Every service of the application over a migrated test database, with the demo corpus (a copy of the run's
- * prepared one), the workspace's owner, the records the examples name, and the key.
+ * Every service of the application over a migrated test database holding what its fixtures prepare (the demo
+ * corpus, a copy of the run's prepared one), with the `demo` workspace and its test workspace seeded.
  */
 export const domain = (target: TestDatabase.TestDatabaseTarget, groups: ReadonlyArray<Operation.Group<Fixture.Requirements>>) =>
-  Layer.effectDiscard(
-    Effect.gen(function*() {
-      const accounts = yield* Accounts.Accounts
-      const workspace = yield* accounts.createWorkspace({ slug: WorkspaceSlug.make("demo"), name: "demo" })
-      const owner = yield* Fixture.seed(workspace)
-      yield* accounts.issueCredential({
-        workspaceId: workspace.id,
-        kind: "api_key",
-        label: "cli conformance",
-        personId: owner.id,
-        scopes: Fixture.scopesOf(groups),
-        secret: Redacted.make(KEY)
-      })
-    }).pipe(Effect.orDie)
-  ).pipe(Layer.provideMerge(App.layer(TestDatabase.prepared(target, DemoSnapshot.over(App.migrations)), Crypto.layerTest, Fixture.appOptions)), Layer.orDie)
+  Layer.effect(Seeded, Fixture.seed(App.app, "demo", groups)).pipe(
+    Layer.provideMerge(App.app.layer(TestDatabase.prepared(target, App.app.snapshot), Crypto.layerTest, Fixture.appOptions)),
+    Layer.orDie
+  )
 
 /**
  * The HTTP surface of `groups` on a listening server. Idle connections outlive the client's (undici keeps
@@ -85,9 +70,10 @@ export const harness = (target: TestDatabase.TestDatabaseTarget) =>
       const client = yield* HttpClient.HttpClient
       const tree = yield* Cli.tree({ groups })
       const run = (args: ReadonlyArray<string>) => Run.run(args, { groups }).pipe(Effect.provideService(HttpClient.HttpClient, client))
-      const forbidden = yield* forbiddenValues
+      const seeded = yield* Seeded
       return {
-        forbidden,
+        forbidden: seeded.forbidden,
+        examples: { workspace: seeded.seats.workspace.examples, test_workspace: seeded.seats.test_workspace.examples },
         // The command lines of the tree, each proven to be a command the CLI answers.
         listed: Effect.forEach(CommandTree.lines(tree), (line) =>
           Effect.gen(function*() {
@@ -97,12 +83,12 @@ export const harness = (target: TestDatabase.TestDatabaseTarget) =>
             }
             return line
           })),
-        call: (groupName, operation, input) =>
+        call: (groupName, operation, input, where = "workspace") =>
           Effect.gen(function*() {
             const leaf = CommandTree.leafOf(tree, groupName, operation)
             if (leaf === undefined) return yield* Effect.dieMessage(`no command for ${groupName}.${operation}`)
             const args = [
-              "--base-url", url, "--api-key", KEY,
+              "--base-url", url, "--api-key", seeded.seats[where].key, "--workspace", seeded.seats[where].workspace.slug,
               ...leaf.words.slice(1), "--json", ...InputFlags.toArgs(leaf.input, input)
             ]
             const out = yield* run(args)

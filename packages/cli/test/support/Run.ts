@@ -15,7 +15,6 @@ import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as InProcess from "../../src/InProcess.js"
-import type * as Format from "../../src/Format.js"
 
 export interface Reply {
   readonly status: number
@@ -52,7 +51,6 @@ export interface RunOptions<A = never, Name extends string = string> {
   readonly groups: ReadonlyArray<Operation.Group<unknown>>
   /** A hand-written subtree (its handlers need nothing and fail with nothing). */
   readonly operator?: Command.Command<Name, never, never, A>
-  readonly summaries?: Format.Summaries
   readonly prefix?: string
   /** Environment variables visible to Config (and nothing else). */
   readonly env?: Readonly<Record<string, string>>
@@ -69,7 +67,6 @@ export const run = <A = never, Name extends string = string>(
 ): Effect.Effect<Outcome, never, HttpClient.HttpClient> =>
   InProcess.run(args, {
     groups: options.groups,
-    summaries: options.summaries,
     prefix: options.prefix,
     operator: options.operator
   }).pipe(

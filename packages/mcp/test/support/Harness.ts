@@ -7,13 +7,10 @@
 import * as App from "@service/app/App"
 import * as Conformance from "@service/conformance"
 import * as Fixture from "@service/conformance/Fixture"
-import * as Accounts from "@service/core/Accounts"
 import { Crypto } from "@service/core/Crypto"
-import { CredentialId, WorkspaceSlug } from "@service/core/Ids"
+import { CredentialId } from "@service/core/Ids"
 import * as Operation from "@service/core/Operation"
 import { Principal } from "@service/core/Principal"
-import { forbiddenValues } from "@service/market-contract/ProjectionAudit"
-import * as DemoSnapshot from "@service/market-warehouse/DemoSnapshot"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -27,32 +24,35 @@ import { acquireWebHandler } from "./Fixture.js"
 // Fields the MCP result adds beside an envelope; the suite compares the envelope itself.
 const toolOnly = new Set(["shown", "has_more", "next_action"])
 
+const principalOf = (seat: Fixture.Seat, groups: ReadonlyArray<Operation.Group<unknown>>) =>
+  new Principal({
+    workspace: seat.workspace,
+    person: Option.some(seat.owner),
+    role: "owner",
+    scopes: Fixture.scopesOf(groups),
+    credential: { id: CredentialId.make("key_conformance"), kind: "api_key" }
+  })
+
 export const harness = (target: TestDatabase.TestDatabaseTarget, generation: Generation) =>
 (groups: ReadonlyArray<Operation.Group<Fixture.Requirements>>): Layer.Layer<Conformance.HarnessService> =>
   Layer.scoped(
     Conformance.HarnessService,
     Effect.gen(function*() {
       const web = yield* acquireWebHandler(McpHandler.makeWebHandler({ name: "service-conformance", version: "0.0.0", groups }))
-      const accounts = yield* Accounts.Accounts
-      const workspace = yield* accounts.createWorkspace({ slug: WorkspaceSlug.make("mcp-conformance"), name: "mcp conformance" }).pipe(Effect.orDie)
-      const owner = yield* Fixture.seed(workspace)
-      const principal = new Principal({
-        workspace,
-        person: Option.some(owner),
-        role: "owner",
-        scopes: Fixture.scopesOf(groups),
-        credential: { id: CredentialId.make("key_conformance"), kind: "api_key" }
-      })
-      const client = yield* connect(generation, web, principal)
-      const forbidden = yield* forbiddenValues
+      const seeded = yield* Fixture.seed(App.app, "mcp-conformance", groups)
+      const clients = {
+        workspace: yield* connect(generation, web, principalOf(seeded.seats.workspace, groups)),
+        test_workspace: yield* connect(generation, web, principalOf(seeded.seats.test_workspace, groups))
+      }
       return {
-        forbidden,
-        listed: client.list.pipe(Effect.map((tools) => tools.map((tool) => tool.name))),
-        call: (groupName, operation, input) =>
+        forbidden: seeded.forbidden,
+        examples: { workspace: seeded.seats.workspace.examples, test_workspace: seeded.seats.test_workspace.examples },
+        listed: clients.workspace.list.pipe(Effect.map((tools) => tools.map((tool) => tool.name))),
+        call: (groupName, operation, input, where = "workspace") =>
           Effect.gen(function*() {
             const group = groups.find((candidate) => candidate.name === groupName)
             if (group === undefined) return yield* Effect.dieMessage(`No group ${groupName}`)
-            const result = yield* client.call(Operation.toolName("service", group.mcp.namespace, operation), input)
+            const result = yield* clients[where].call(Operation.toolName("service", group.mcp.namespace, operation), input)
             const raw = JSON.stringify(result)
             const structured = result.structuredContent
             if (!Predicate.isRecord(structured)) return yield* Effect.dieMessage(`No structured content: ${JSON.stringify(result)}`)
@@ -69,6 +69,6 @@ export const harness = (target: TestDatabase.TestDatabaseTarget, generation: Gen
       }
     })
   ).pipe(
-    Layer.provideMerge(App.layer(TestDatabase.prepared(target, DemoSnapshot.over(App.migrations)), Crypto.layerTest, Fixture.appOptions)),
+    Layer.provideMerge(App.app.layer(TestDatabase.prepared(target, App.app.snapshot), Crypto.layerTest, Fixture.appOptions)),
     Layer.orDie
   )

@@ -1,8 +1,10 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { assert, describe, it } from "@effect/vitest"
+import * as App from "@service/app/App"
 import * as Accounts from "@service/core/Accounts"
 import * as CoreMigrations from "@service/core/CoreMigrations"
+import * as CreditsCommands from "@service/core/CreditsCommands"
 import { WorkspaceSlug } from "@service/core/Ids"
 import * as Meter from "@service/core/Meter"
 import * as Database from "@service/storage/Database"
@@ -14,11 +16,22 @@ import * as Schema from "effect/Schema"
 import * as NodeFs from "node:fs/promises"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import * as Cli from "../src/Cli.js"
-import * as CreditsCli from "../src/CreditsCli.js"
 import * as InProcess from "../src/InProcess.js"
+import * as Operators from "../src/Operators.js"
 
-const options = { groups: [], operators: [Cli.operator(CreditsCli.command)] }
+// The core bundle's operator commands, over the accounts and the credit ledger on the configured database.
+const options = {
+  groups: [],
+  operators: Operators.commands({
+    groups: [CreditsCommands.operators],
+    operations: [],
+    services: (access) =>
+      Layer.mergeAll(Accounts.layerSql, Meter.layerSql).pipe(
+        Layer.provideMerge(Migrations.layer([CoreMigrations.migrations])),
+        Layer.provideMerge(Database.layerFromConfigWith({ createIfMissing: access === "database" }))
+      )
+  })
+}
 
 /** The command line in-process against the embedded database in `dataDir`, with the monthly allowance at 100. */
 const service = (dataDir: string, args: ReadonlyArray<string>) =>
@@ -42,7 +55,41 @@ const onDatabase = <A, E>(dataDir: string, effect: Effect.Effect<A, E, Accounts.
     Effect.orDie
   )
 
-describe("service credits (operator commands on the embedded database)", () => {
+describe("operator commands of the application", () => {
+  // Every bundle's operator commands, as the binary builds them; none is run here.
+  const all = {
+    groups: App.app.groups,
+    operators: Operators.commands({
+      groups: App.app.operators,
+      operations: App.app.groups,
+      services: App.app.operatorServices
+    })
+  }
+  const help = (args: ReadonlyArray<string>) =>
+    InProcess.run(args, all).pipe(Effect.provide(NodeContext.layer), Effect.provide(NodeHttpClient.layerUndici))
+
+  it.effect("build from their declarations: words, positional arguments and flags from the input schema", () =>
+    Effect.gen(function*() {
+      const root = yield* help(["--help"])
+      for (const word of ["corpus", "credits", "topics-index"]) assert.include(root.stdout, word)
+      const load = yield* help(["corpus", "load", "--help"])
+      assert.strictEqual(load.code, 0, load.stderr)
+      for (const part of ["<kind>", "<files>", "--retrieved-on", "--snapshot", "--publish", "--json"]) assert.include(load.stdout, part)
+      const grant = yield* help(["credits", "grant", "--help"])
+      for (const part of ["<workspace-slug>", "<credits>", "--note"]) assert.include(grant.stdout, part)
+      const drift = yield* help(["topics-index", "drift", "--help"])
+      for (const part of ["--repo", "--base", "--min-trust"]) assert.include(drift.stdout, part)
+    }))
+
+  it.effect("an input the schema refuses is a usage error before anything runs", () =>
+    Effect.gen(function*() {
+      const refused = yield* help(["corpus", "generate", "--scale", "0"])
+      assert.strictEqual(refused.code, 2, refused.stdout)
+      assert.include(refused.stderr, "scale")
+    }))
+})
+
+describe("operator commands: service credits, declared by the core bundle, on the embedded database", () => {
   it.live("grants credits with a note, shows the balance, and refuses what it cannot do", () =>
     Effect.acquireUseRelease(
       Effect.promise(() => NodeFs.mkdtemp(NodePath.join(NodeOs.tmpdir(), "credits-cli-"))),

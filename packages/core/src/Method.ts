@@ -1,6 +1,8 @@
 /**
- * Extra JSON-RPC methods served next to the tools (the `events/*` methods, later): a method name, an Effect
- * Schema for its params and an Effect handler that receives the decoded params and the caller's principal.
+ * Extra JSON-RPC methods a domain serves next to its operations' MCP tools (the events domain's `events/*`): a
+ * method name, an Effect Schema for its params and an Effect handler that receives the decoded params and the
+ * caller's principal. The `mcp` transport registers a bundle's methods on every MCP server it runs (streamable
+ * HTTP and stdio) without knowing the domain.
  *
  * The SDK would reject params failing its own schema with a bare `-32602`; methods need their own `data`
  * (the events spec's `data.reason`), so the SDK is given a schema that accepts anything and the params are
@@ -8,9 +10,9 @@
  *
  * @since 0.1.0
  */
-import type { Principal } from "@service/core/Principal"
-import * as Refusal from "@service/core/Refusal"
-import * as RequestContext from "@service/core/RequestContext"
+import type { Principal } from "./Principal.js"
+import * as Refusal from "./Refusal.js"
+import * as RequestContext from "./RequestContext.js"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
@@ -20,7 +22,7 @@ import * as Schema from "effect/Schema"
  *
  * @since 0.1.0 @category errors
  */
-export class MethodError extends Schema.TaggedError<MethodError>("@service/mcp/MethodError")("MethodError", {
+export class MethodError extends Schema.TaggedError<MethodError>("@service/core/MethodError")("MethodError", {
   code: Schema.Int,
   message: Schema.String,
   data: Schema.optional(Schema.Unknown)

@@ -14,9 +14,9 @@
  *
  * @since 0.1.0
  */
-import * as Catalog from "@service/events/Catalog"
-import { Destinations, type SubscribeRefused } from "@service/events/Destinations"
-import * as Method from "@service/mcp/Method"
+import * as Catalog from "./Catalog.js"
+import { Destinations, type SubscribeRefused } from "./Destinations.js"
+import * as Method from "@service/core/Method"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"

@@ -1,0 +1,95 @@
+/**
+ * Mounts the MCP server (streamable HTTP, official SDK) at `/mcp` inside the Effect HTTP app, serving the
+ * application's operation groups as tools and its bundles' extra methods (`events/*`). The caller is
+ * authenticated here with the same credentials as REST; the MCP handler receives the Principal.
+ *
+ * @since 0.1.0
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import type * as App from "@service/app/App"
+import { Authenticator, type PresentedCredential } from "@service/core/Authenticator"
+import type * as Mount from "@service/core/Mount"
+import * as RequestId from "@service/http/RequestId"
+import * as McpHandler from "@service/mcp/McpHandler"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+
+/** The server name MCP clients see, on HTTP and stdio alike: one server, two transports. @since 0.1.0 @category constants */
+export const serverInfo = { name: "service", version: "0.1.0" } as const
+
+const credentialOf = (headers: Readonly<Record<string, string | undefined>>): Option.Option<PresentedCredential> => {
+  const apiKey = headers["x-api-key"]
+  if (apiKey !== undefined && apiKey.length > 0) return Option.some({ kind: "api_key", secret: Redacted.make(apiKey) })
+  const authorization = headers["authorization"]
+  const match = authorization === undefined ? null : /^Bearer\s+(.+)$/i.exec(authorization)
+  const token = match?.[1]
+  return token === undefined ? Option.none() : Option.some({ kind: "bearer", secret: Redacted.make(token) })
+}
+
+/**
+ * The handler options for an application: its groups, its bundles' methods, and the events extension advertised
+ * when a bundle serves `events/*`.
+ *
+ * @since 0.1.0 @category options
+ */
+export const handlerOptions = <S, E, D, R>(app: App.Application<S, E, D, R>) => ({
+  ...serverInfo,
+  groups: app.groups,
+  methods: app.methods,
+  events: app.methods.some((method) => method.method.startsWith("events/"))
+})
+
+/**
+ * How `/mcp` is listed in OpenAPI: not a REST route, the endpoint MCP clients connect to.
+ *
+ * @since 0.1.0 @category documentation
+ */
+export const description: Mount.Description = {
+  name: "mcp",
+  method: "POST",
+  path: "/mcp",
+  summary: "MCP endpoint (streamable HTTP)",
+  description:
+    "Not a REST route: the Model Context Protocol endpoint (streamable HTTP, protocol 2026-07-28 and the 2025 era) that MCP clients connect to, with the same x-api-key or bearer token. Every operation with an MCP surface is a tool (`service_<namespace>_<operation>`); `events/list`, `events/subscribe` and `events/unsubscribe` are served beside them. JSON-RPC messages in, JSON-RPC answers out.",
+  tag: "MCP",
+  body: { maxBytes: 4 * 1024 * 1024, contentTypes: ["application/json"], description: "A JSON-RPC message (or a 2025-era batch of at most 10)." },
+  answers: [
+    { status: 200, description: "The JSON-RPC answer." },
+    { status: 401, description: "No valid credential." }
+  ],
+  public: false
+}
+
+/** @since 0.1.0 @category layers */
+export const layer = <S, E, D, R>(app: App.Application<S, E, D, R>) =>
+  HttpApiBuilder.Router.use((router) =>
+    Effect.gen(function*() {
+      const authenticator = yield* Authenticator
+      const mcp = yield* McpHandler.makeWebHandler(handlerOptions(app))
+      yield* Effect.addFinalizer(() => Effect.promise(() => mcp.close()))
+      const serve = Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const requestId = yield* RequestId.get
+        const credential = credentialOf(request.headers)
+        const principal = Option.isNone(credential)
+          ? Option.none()
+          : yield* authenticator.authenticate(credential.value).pipe(Effect.option)
+        if (Option.isNone(principal)) {
+          return HttpServerResponse.unsafeJson(
+            {
+              code: "UNAUTHENTICATED",
+              message: "Authentication required: send a valid API key in x-api-key or a bearer token in Authorization.",
+              request_id: requestId
+            },
+            { status: 401, headers: { "www-authenticate": "Bearer" } }
+          )
+        }
+        return yield* HttpApp.fromWebHandler((webRequest) => mcp.handle(webRequest, principal.value))
+      })
+      yield* router.all("/mcp", RequestId.withRequestId(serve))
+    })
+  )

@@ -1,0 +1,71 @@
+/**
+ * The node HTTP host of an application: its operations under `/api/v1`, its bundles' routes (the intake door at
+ * `/api/v1/door/<source_id>`, public topic pages), MCP at `/mcp`, the probes `/health` and `/ready`, OpenAPI at
+ * `/openapi.json` listing all of it, docs at `/docs`, and its workers embedded (unless
+ * `SERVICE_EMBEDDED_WORKER=false`). It loops over the application and imports no domain: serving another set of
+ * bundles is `Server.layer(App.make([...]), ...)`.
+ *
+ * `npm start` listens first with `Listener` and hands requests to {@link makeApp} once it is built; {@link layer}
+ * serves everything at once (tests, host applications).
+ *
+ * @since 0.1.0
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import type * as App from "@service/app/App"
+import type * as Operation from "@service/core/Operation"
+import * as Health from "@service/http/Health"
+import * as HttpLayer from "@service/http/HttpLayer"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { createServer } from "node:http"
+import * as McpRoute from "./McpRoute.js"
+import * as Readiness from "./Readiness.js"
+import * as Workers from "./Workers.js"
+
+/**
+ * Everything the server mounts on the `HttpApiBuilder` router for `app`, and its embedded workers. Needs the
+ * application's services (`app.layer`).
+ *
+ * @since 0.1.0 @category layers
+ */
+export const routes = <S, E, D, R>(app: App.Application<S, E, D, R>) =>
+  Layer.mergeAll(
+    McpRoute.layer(app),
+    Workers.embedded(app),
+    HttpLayer.layer<R, Exclude<R, Operation.Provided> | Health.Readiness>(app.groups, { mounts: [...app.mounts, ...Health.mounts], documented: [McpRoute.description] })
+  ).pipe(Layer.provide(Readiness.layer(app)))
+
+/**
+ * The node server. Idle kept-alive connections are closed after 65 s, not Node's 5 s: a client reuses an idle
+ * connection until its own idle timeout (undici's is 4 s, counted in event-loop ticks, so later in wall
+ * time on a busy machine), and a server that closes first resets the request sent on it (ECONNRESET).
+ * The server must outlast its clients (docs/decisions/0029); `headersTimeout` stays above it, as Node requires.
+ *
+ * @since 0.1.0 @category constructors
+ */
+export const nodeServer = () => createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000 })
+
+/**
+ * Serves `app` on a port (0 picks a free one). Needs the application's services (`app.layer`).
+ *
+ * @since 0.1.0 @category layers
+ */
+export const layer = <S, E, D, R>(app: App.Application<S, E, D, R>, options: { readonly port: number; readonly host: string }) =>
+  HttpApiBuilder.serve().pipe(
+    Layer.provide(routes(app)),
+    Layer.provideMerge(NodeHttpServer.layer(nodeServer, { port: options.port, host: options.host }))
+  )
+
+/**
+ * The whole of `app` as one `HttpApp`, built from its services; it lives as long as the scope.
+ *
+ * @since 0.1.0 @category constructors
+ */
+export const makeApp = <S, E, D, R>(app: App.Application<S, E, D, R>) =>
+  Effect.gen(function*() {
+    const context = yield* Layer.build(
+      routes(app).pipe(Layer.provideMerge(Layer.mergeAll(HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer)))
+    )
+    return yield* Effect.provide(HttpApiBuilder.httpApp, context)
+  })
