@@ -96,6 +96,17 @@ export const offlineOptions: Options = {
   addressGuard: Layer.succeed(AddressGuard.AddressGuard, AddressGuard.make({ resolve: () => Effect.succeed(["93.184.215.14"]) }))
 }
 
+/** What the application layer gives the bundles from the platform, beside their own services. */
+type Platform = Database.DatabaseServices | Crypto | AddressGuard.AddressGuard | ContactProvider
+
+/**
+ * An application's services over the platform: the bundles' services and the platform's, failing with `E`, needing
+ * whatever the bundles depend on beyond the platform (nothing, for a complete application).
+ *
+ * @since 0.1.0 @category models
+ */
+export type AppLayer<Services, E, Deps> = Layer.Layer<Services | Platform, E, Exclude<Deps, Platform>>
+
 /**
  * An application: the bundles, and everything the hosts loop over, gathered from them in bundle order.
  *
@@ -112,8 +123,8 @@ export interface Application<Services, E, Deps, R> {
   readonly operators: ReadonlyArray<OperatorCommand.Group<Exclude<R, Operation.Provided>>>
   readonly readiness: ReadonlyArray<Bundle.Check<Exclude<R, Operation.Provided>>>
   readonly demo: ReadonlyArray<Bundle.DemoTask<Exclude<R, Operation.Provided>>>
-  /** The conformance fixtures of the bundles that declare one, with the bundle's name. */
-  readonly fixtures: ReadonlyArray<{ readonly bundle: string; readonly fixture: Bundle.Fixture<Exclude<R, Operation.Provided>> }>
+  /** The conformance fixtures of the bundles that declare one. */
+  readonly fixtures: ReadonlyArray<Bundle.Fixture<Exclude<R, Operation.Provided>>>
   /**
    * Every service of every bundle over a migrated database. Give it a database layer and a Crypto layer; the
    * platform ports (the webhook address guard, the contact provider) take their defaults unless `options` says.
@@ -122,29 +133,17 @@ export interface Application<Services, E, Deps, R> {
     database: Layer.Layer<Database.DatabaseServices, E1>,
     crypto: Layer.Layer<Crypto, E2>,
     options?: Options
-  ) => Layer.Layer<
-    Services | Database.DatabaseServices | Crypto | AddressGuard.AddressGuard | ContactProvider,
-    E | E1 | E2 | Migrations.MigrationError,
-    Exclude<Deps, Database.DatabaseServices | Crypto | AddressGuard.AddressGuard | ContactProvider>
-  >
+  ) => AppLayer<Services, E | E1 | E2 | Migrations.MigrationError, Deps>
   /**
    * {@link layer} over the configured database (DATABASE_URL, else the embedded one in SERVICE_DATA_DIR) and the
    * local keys. `createIfMissing: false` refuses an embedded database or key file that does not exist yet.
    */
-  readonly layerFromConfig: (options?: { readonly createIfMissing?: boolean | undefined } & Options) => Layer.Layer<
-    Services | Database.DatabaseServices | Crypto | AddressGuard.AddressGuard | ContactProvider,
-    unknown,
-    Exclude<Deps, Database.DatabaseServices | Crypto | AddressGuard.AddressGuard | ContactProvider>
-  >
+  readonly layerFromConfig: (options?: { readonly createIfMissing?: boolean | undefined } & Options) => AppLayer<Services, unknown, Deps>
   /**
    * The services an operator command runs over, by its access: {@link layerFromConfig}, creating the embedded
    * database for `database` commands and refusing a missing one for `existing-database` commands.
    */
-  readonly operatorServices: (access: "database" | "existing-database") => Layer.Layer<
-    Services | Database.DatabaseServices | Crypto | AddressGuard.AddressGuard | ContactProvider,
-    unknown,
-    Exclude<Deps, Database.DatabaseServices | Crypto | AddressGuard.AddressGuard | ContactProvider>
-  >
+  readonly operatorServices: (access: "database" | "existing-database") => AppLayer<Services, unknown, Deps>
   /** The test database every conformance run starts from: the migrations and each fixture's prepared rows. */
   readonly snapshot: TestDatabase.Snapshot<unknown>
 }
@@ -161,8 +160,7 @@ export function make<const Bs extends ReadonlyArray<Bundle.AnyBundle>>(
   list: Bs
 ): Application<Folded<Bs>["services"], Folded<Bs>["error"], Folded<Bs>["deps"], Folded<Bs>["requirements"]>
 export function make(list: ReadonlyArray<Bundle.AnyBundle>): Application<never, unknown, unknown, unknown> {
-  const erased = list
-  const migrations = erased.flatMap((bundle) => bundle.migrations)
+  const migrations = list.flatMap((bundle) => bundle.migrations)
   const composed = compose(list)
   const layer = <E1, E2>(
     database: Layer.Layer<Database.DatabaseServices, E1>,
@@ -182,18 +180,18 @@ export function make(list: ReadonlyArray<Bundle.AnyBundle>): Application<never, 
       LocalKeys.layerWith({ createIfMissing: options?.createIfMissing ?? true }),
       options
     )
-  const fixtures = erased.flatMap((bundle) => (bundle.fixture === undefined ? [] : [{ bundle: bundle.name, fixture: bundle.fixture }]))
-  const prepared = fixtures.flatMap(({ fixture }) => (fixture.prepare === undefined ? [] : [fixture.prepare]))
+  const fixtures = gather(list, (bundle) => (bundle.fixture === undefined ? [] : [bundle.fixture]))
+  const prepared = fixtures.flatMap((fixture) => (fixture.prepare === undefined ? [] : [fixture.prepare]))
   return {
     bundles: list,
-    groups: gather(erased, (bundle) => bundle.groups),
+    groups: gather(list, (bundle) => bundle.groups),
     migrations,
-    workers: gather(erased, (bundle) => bundle.workers),
-    mounts: gather(erased, (bundle) => bundle.mounts),
-    methods: gather(erased, (bundle) => bundle.methods),
-    operators: gather(erased, (bundle) => bundle.operators),
-    readiness: gather(erased, (bundle) => bundle.readiness),
-    demo: gather(erased, (bundle) => bundle.demo),
+    workers: gather(list, (bundle) => bundle.workers),
+    mounts: gather(list, (bundle) => bundle.mounts),
+    methods: gather(list, (bundle) => bundle.methods),
+    operators: gather(list, (bundle) => bundle.operators),
+    readiness: gather(list, (bundle) => bundle.readiness),
+    demo: gather(list, (bundle) => bundle.demo),
     fixtures,
     layer,
     layerFromConfig,

@@ -458,12 +458,7 @@ export const argOf = (positional: Positional): Args.Args<unknown> => {
   return positional.description === undefined ? base : Args.withDescription(base, positional.description)
 }
 
-/**
- * Sets the input field a flag names.
- *
- * @since 0.1.0 @category parsing
- */
-export const setPath = (target: Record<string, unknown>, path: Flag["path"], value: unknown): void => {
+const setPath = (target: Record<string, unknown>, path: Flag["path"], value: unknown): void => {
   const [outer, inner] = path
   if (inner === undefined) {
     target[outer] = value

@@ -88,11 +88,14 @@ const commandOf = <RO>(declared: OperatorCommand.AnyCommand<RO>, options: Option
     { flags: CliOptions.all(spec.flags.map(InputFlags.flagOption)), json: jsonOption, positional: positionalArgs(spec.positionals) },
     (parsed) =>
       Effect.gen(function*() {
-        const input: Record<string, unknown> = {}
-        spec.flags.forEach((flag, i) => {
-          const value = parsed.flags[i]
-          if (value !== undefined && Option.isSome(value)) InputFlags.setPath(input, flag.path, value.value)
-        })
+        // The flags as an operation's are assembled; the positional arguments go over them.
+        const input = yield* Either.mapLeft(
+          InputFlags.assemble(
+            { flags: spec.flags, positional: undefined, unflagged: [] },
+            { flags: parsed.flags, positional: Option.none(), inputJson: Option.none(), json: parsed.json, follow: false }
+          ),
+          Failure.usage
+        )
         spec.positionals.forEach((positional, i) => {
           const value = parsed.positional[i]
           if (value !== undefined) input[positional.field] = value

@@ -58,6 +58,8 @@ export interface Seat {
   readonly workspace: Workspace
   readonly owner: Person
   readonly key: string
+  /** The owner calling with that key, as the transports authenticate it (for in-process clients). */
+  readonly caller: Principal
   readonly examples: Bundle.Examples
 }
 
@@ -97,8 +99,7 @@ export const seed = <S, E, D, R>(app: App.Application<S, E, D, R>, slug: string,
           kind: "api_key",
           label: "conformance",
           personId: owner.id,
-          scopes: [...scopes],
-          secret: Redacted.make(`svc_key_conformance_${workspace.slug.replace(/[^a-z0-9]/g, "_")}_0123456789abcdef`)
+          scopes: [...scopes]
         })
         // Seeded as the owner would be: the fixtures may read the caller like an operation does.
         const caller = new Principal({
@@ -108,19 +109,18 @@ export const seed = <S, E, D, R>(app: App.Application<S, E, D, R>, slug: string,
           scopes: [...scopes],
           credential: { id: key.id, kind: key.kind }
         })
-        const examples = yield* Effect.forEach(app.fixtures, ({ fixture }) =>
+        const examples = yield* Effect.forEach(app.fixtures, (fixture) =>
           fixture.seed === undefined ? Effect.succeed({}) : fixture.seed({ workspace, owner })).pipe(
             Effect.provideService(Caller, caller),
             RequestContext.withFreshRequest("belt")
           )
-        return { seat: { workspace, owner, key: Redacted.value(key.secret), examples: mergeExamples(examples) } satisfies Seat, caller }
+        return { workspace, owner, key: Redacted.value(key.secret), caller, examples: mergeExamples(examples) } satisfies Seat
       })
     const main = yield* accounts.createWorkspace({ slug: WorkspaceSlug.make(slug), name: slug })
     const test = yield* accounts.createWorkspace({ slug: WorkspaceSlug.make(`${slug}-test`), name: `${slug} (test)`, testOf: main })
-    const seated = yield* seat(main)
-    const seats = { workspace: seated.seat, test_workspace: (yield* seat(test)).seat }
-    const forbidden = yield* Effect.forEach(app.fixtures, ({ fixture }) => fixture.forbidden ?? Effect.succeed([])).pipe(
-      Effect.provideService(Caller, seated.caller),
+    const seats = { workspace: yield* seat(main), test_workspace: yield* seat(test) }
+    const forbidden = yield* Effect.forEach(app.fixtures, (fixture) => fixture.forbidden ?? Effect.succeed([])).pipe(
+      Effect.provideService(Caller, seats.workspace.caller),
       RequestContext.withFreshRequest("belt")
     )
     return { seats, forbidden: forbidden.flat() } satisfies Seeded

@@ -197,10 +197,3 @@ export interface Group<R> {
  * @since 0.1.0 @category constructors
  */
 export const group = <R>(group: Group<R>): Group<R> => group
-
-/**
- * Pretty-printed JSON, as `--json` prints it.
- *
- * @since 0.1.0 @category formatting
- */
-export const json = (value: unknown): string => JSON.stringify(value, null, 2)

@@ -238,16 +238,6 @@ export const standardFields = <C extends Schema.Schema.AnyNoContext>(code: C): S
 })
 
 /**
- * The usual constructor of a refusal built on {@link Standard}, so a domain writes
- * `export const refuse = Refusal.standardRefuse((fields) => new XRefusal(fields))` rather than its own.
- *
- * @since 0.1.0 @category constructors
- */
-export const standardRefuse = <E, Code extends string>(make: (fields: Standard<Code>) => E) =>
-(code: Code, why: string, suggestedCorrection: string, extra: { readonly field?: string } = {}): E =>
-  make({ code, why, suggestedCorrection, ...extra })
-
-/**
  * A codec for a refusal built on {@link Standard}: the wire block (`code`, `why`, `suggested_correction`,
  * `retryable`, `recovery.action`, and the fault's `field`, `allowed_values`, `allowed_range`), the structural,
  * sample and outage refusals, all from the rules. `list` carries one more list of texts a domain's refusal may
@@ -434,7 +424,9 @@ export const define = <const Code extends string, const Action extends string, c
   type AllAction = Action | typeof fixArguments | typeof retryLater
   const own: ReadonlyArray<Code> = keysOf(definition.rules)
   const codes = Schema.Literal(invalidFieldValue, ...own, definition.outage.code)
-  const actions = Schema.Literal(fixArguments, ...own.map((code) => definition.rules[code].action), retryLater)
+  // Each action once: a domain's own code may share the recovery of a kernel one (`retry_later`).
+  const ownActions = [...new Set(own.map((code) => definition.rules[code].action))].filter((action) => action !== fixArguments && action !== retryLater)
+  const actions = Schema.Literal(fixArguments, ...ownActions, retryLater)
   const rules: { readonly [K in AllCode]: RefusalRule & { readonly action: AllAction } } = {
     ...EffectRecord.singleton(invalidFieldValue, {
       status: 400,

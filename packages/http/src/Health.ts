@@ -5,12 +5,13 @@
  * providing {@link Readiness} (for example: database reachable, migrations applied, a publication active).
  *
  * ```ts
- * HttpApiBuilder.serve().pipe(Layer.provide(Health.layer), Layer.provide(Health.layerReadiness([...checks])), ...)
+ * HttpLayer.layer(groups, { mounts: Health.mounts }).pipe(Layer.provide(Health.layerReadiness([...checks])))
  * ```
+ *
+ * {@link health} and {@link readyResponse} answer the probes for a host that is still starting (`Listener`).
  *
  * @since 0.1.0
  */
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
@@ -111,16 +112,6 @@ export const readyResponse = (results: ReadonlyArray<CheckResult>): HttpServerRe
 }
 
 /**
- * The `/ready` handler over the host's {@link Readiness}.
- *
- * @since 0.1.0 @category handlers
- */
-export const ready: Effect.Effect<HttpServerResponse.HttpServerResponse, never, Readiness> = Effect.flatMap(
-  Readiness,
-  (readiness) => Effect.map(readiness.check, readyResponse)
-)
-
-/**
  * `GET /health` and `GET /ready` as routes for `HttpLayer.Options.mounts`: served beside the API with no
  * credential and listed in OpenAPI.
  *
@@ -159,17 +150,3 @@ export const mounts: ReadonlyArray<Mount.Mount<Readiness>> = [
         }))
   })
 ]
-
-/**
- * Mounts `GET /health` and `GET /ready` on the `HttpApiBuilder` router, beside the API (no authentication), for
- * a host that does not list them in OpenAPI ({@link mounts} does).
- *
- * @since 0.1.0 @category layers
- */
-export const layer: Layer.Layer<never, never, Readiness> = HttpApiBuilder.Router.use((router) =>
-  Effect.gen(function*() {
-    const readiness = yield* Readiness
-    yield* router.get("/health", health)
-    yield* router.get("/ready", Effect.provideService(ready, Readiness, readiness))
-  })
-)

@@ -6,12 +6,10 @@
  * @since 0.1.0
  */
 import type * as Bundle from "@service/core/Bundle"
-import { Crypto } from "@service/core/Crypto"
 import * as Corpus from "@service/market-warehouse/Corpus"
-import * as DemoCorpus from "@service/market-warehouse/DemoCorpus"
 import * as DemoLoad from "@service/market-warehouse/DemoLoad"
+import * as DemoSnapshot from "@service/market-warehouse/DemoSnapshot"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import { forbiddenValues } from "./ProjectionAudit.js"
@@ -60,9 +58,6 @@ export const demoCorpus: Bundle.DemoTask<Effect.Effect.Context<typeof DemoLoad.l
  * @since 0.1.0 @category fixtures
  */
 export const fixture = {
-  prepare: {
-    key: "demo-corpus",
-    layer: Layer.effectDiscard(Effect.orDie(DemoCorpus.loadAndPublish)).pipe(Layer.provide(Corpus.layer), Layer.provide(Crypto.layerTest))
-  },
+  prepare: { key: "demo-corpus", layer: DemoSnapshot.prepare },
   forbidden: forbiddenValues
 } satisfies Bundle.Fixture<Effect.Effect.Context<typeof forbiddenValues>>

@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import type * as SqlClient from "@effect/sql/SqlClient"
 import * as CoreMigrations from "@service/core/CoreMigrations"
 import { Crypto } from "@service/core/Crypto"
 import type * as Migrations from "@service/storage/Migrations"
@@ -16,6 +17,16 @@ import * as DemoCorpus from "./DemoCorpus.js"
 import * as MarketMigrations from "./MarketMigrations.js"
 
 /**
+ * Loads and publishes the demo corpus under the test keys, over any migrated database.
+ *
+ * @since 0.1.0 @category snapshots
+ */
+export const prepare: Layer.Layer<never, never, SqlClient.SqlClient> = Layer.effectDiscard(Effect.orDie(DemoCorpus.loadAndPublish)).pipe(
+  Layer.provide(Corpus.layer),
+  Layer.provide(Crypto.layerTest)
+)
+
+/**
  * The demo corpus published over `migrations` (which must include the core and market sets).
  *
  * @since 0.1.0 @category snapshots
@@ -23,10 +34,7 @@ import * as MarketMigrations from "./MarketMigrations.js"
 export const over = (migrations: ReadonlyArray<Migrations.PackageMigrations>): TestDatabase.Snapshot<never> => ({
   key: "demo-corpus",
   migrations,
-  prepare: Layer.effectDiscard(Effect.orDie(DemoCorpus.loadAndPublish)).pipe(
-    Layer.provide(Corpus.layer),
-    Layer.provide(Crypto.layerTest)
-  )
+  prepare
 })
 
 /**

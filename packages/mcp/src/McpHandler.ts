@@ -57,7 +57,7 @@ export interface Options<R, RM> {
   readonly maxRequestBodySize?: number | undefined
   /**
    * Advertise MCP Events (SEP-3415) in `server/discover` and `initialize`: `extensions["io.modelcontextprotocol/events"]`
-   * and the top-level `events` key deployed clients read. Set it when `methods` serve `events/*`.
+   * and the top-level `events` key deployed clients read. Default: when `methods` serve `events/*`.
    */
   readonly events?: boolean | undefined
 }
@@ -195,7 +195,9 @@ const serve = <R, RM>(options: Options<R, RM>): Effect.Effect<Served<RM>, never,
   Effect.gen(function*() {
     const toolkit = yield* Toolkit.make({ groups: options.groups, prefix: options.prefix })
     const runtime = yield* Effect.runtime<RM>()
-    return { toolkit, methods: options.methods ?? [], runtime, events: options.events ?? false }
+    const methods = options.methods ?? []
+    // The extension is advertised when its methods are served (SEP-3415 names them `events/*`), unless told.
+    return { toolkit, methods, runtime, events: options.events ?? methods.some((method) => method.method.startsWith("events/")) }
   })
 
 /**

@@ -31,17 +31,11 @@ const credentialOf = (headers: Readonly<Record<string, string | undefined>>): Op
 }
 
 /**
- * The handler options for an application: its groups, its bundles' methods, and the events extension advertised
- * when a bundle serves `events/*`.
+ * The handler options for an application: its groups and its bundles' methods.
  *
  * @since 0.1.0 @category options
  */
-export const handlerOptions = <S, E, D, R>(app: App.Application<S, E, D, R>) => ({
-  ...serverInfo,
-  groups: app.groups,
-  methods: app.methods,
-  events: app.methods.some((method) => method.method.startsWith("events/"))
-})
+export const handlerOptions = <S, E, D, R>(app: App.Application<S, E, D, R>) => ({ ...serverInfo, groups: app.groups, methods: app.methods })
 
 /**
  * How `/mcp` is listed in OpenAPI: not a REST route, the endpoint MCP clients connect to.

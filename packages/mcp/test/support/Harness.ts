@@ -8,9 +8,7 @@ import * as App from "@service/app/App"
 import * as Conformance from "@service/conformance"
 import * as Fixture from "@service/conformance/Fixture"
 import { Crypto } from "@service/core/Crypto"
-import { CredentialId } from "@service/core/Ids"
 import * as Operation from "@service/core/Operation"
-import { Principal } from "@service/core/Principal"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -24,15 +22,6 @@ import { acquireWebHandler } from "./Fixture.js"
 // Fields the MCP result adds beside an envelope; the suite compares the envelope itself.
 const toolOnly = new Set(["shown", "has_more", "next_action"])
 
-const principalOf = (seat: Fixture.Seat, groups: ReadonlyArray<Operation.Group<unknown>>) =>
-  new Principal({
-    workspace: seat.workspace,
-    person: Option.some(seat.owner),
-    role: "owner",
-    scopes: Fixture.scopesOf(groups),
-    credential: { id: CredentialId.make("key_conformance"), kind: "api_key" }
-  })
-
 export const harness = (target: TestDatabase.TestDatabaseTarget, generation: Generation) =>
 (groups: ReadonlyArray<Operation.Group<Fixture.Requirements>>): Layer.Layer<Conformance.HarnessService> =>
   Layer.scoped(
@@ -41,8 +30,8 @@ export const harness = (target: TestDatabase.TestDatabaseTarget, generation: Gen
       const web = yield* acquireWebHandler(McpHandler.makeWebHandler({ name: "service-conformance", version: "0.0.0", groups }))
       const seeded = yield* Fixture.seed(App.app, "mcp-conformance", groups)
       const clients = {
-        workspace: yield* connect(generation, web, principalOf(seeded.seats.workspace, groups)),
-        test_workspace: yield* connect(generation, web, principalOf(seeded.seats.test_workspace, groups))
+        workspace: yield* connect(generation, web, seeded.seats.workspace.caller),
+        test_workspace: yield* connect(generation, web, seeded.seats.test_workspace.caller)
       }
       return {
         forbidden: seeded.forbidden,
