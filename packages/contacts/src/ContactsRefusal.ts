@@ -53,16 +53,6 @@ const defined = Refusal.define({
   }
 })
 
-/** @since 0.1.0 @category models */
-export const ContactsCode = defined.codes
-/** @since 0.1.0 @category models */
-export type ContactsCode = typeof ContactsCode.Type
-
-/** What the caller can do next. @since 0.1.0 @category models */
-export const RecoveryAction = defined.actions
-/** @since 0.1.0 @category models */
-export type RecoveryAction = typeof RecoveryAction.Type
-
 /**
  * A refusal of a contact operation.
  *

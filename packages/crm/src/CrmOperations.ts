@@ -32,11 +32,6 @@ const defined = Refusal.define({
   invalidInputDescription: "a field is missing, unknown or malformed"
 })
 
-/** @since 0.1.0 @category models */
-export const CrmCode = defined.codes
-/** @since 0.1.0 @category models */
-export type CrmCode = typeof CrmCode.Type
-
 /** @since 0.1.0 @category errors */
 export class CrmRefusal extends Schema.TaggedError<CrmRefusal>("@service/crm/CrmRefusal")("CrmRefusal", defined.fields) {}
 

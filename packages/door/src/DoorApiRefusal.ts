@@ -44,16 +44,6 @@ const defined = Refusal.define({
   outage: { code: "door_unavailable", store: "the door's store" }
 })
 
-/** @since 0.1.0 @category models */
-export const DoorApiCode = defined.codes
-/** @since 0.1.0 @category models */
-export type DoorApiCode = typeof DoorApiCode.Type
-
-/** What the caller can do next. @since 0.1.0 @category models */
-export const RecoveryAction = defined.actions
-/** @since 0.1.0 @category models */
-export type RecoveryAction = typeof RecoveryAction.Type
-
 /**
  * A refusal of a door workspace operation. `problems` lists what was wrong, one line each (a mapping's problems).
  *

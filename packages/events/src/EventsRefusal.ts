@@ -33,16 +33,6 @@ const defined = Refusal.define({
   outage: { code: "events_unavailable", store: "the event store" }
 })
 
-/** @since 0.1.0 @category models */
-export const EventsCode = defined.codes
-/** @since 0.1.0 @category models */
-export type EventsCode = typeof EventsCode.Type
-
-/** What the caller can do next. @since 0.1.0 @category models */
-export const RecoveryAction = defined.actions
-/** @since 0.1.0 @category models */
-export type RecoveryAction = typeof RecoveryAction.Type
-
 /**
  * A refusal of an events operation.
  *

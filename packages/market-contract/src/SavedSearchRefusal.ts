@@ -28,16 +28,6 @@ const defined = Refusal.define({
   }
 })
 
-/** @since 0.1.0 @category models */
-export const SavedSearchCode = defined.codes
-/** @since 0.1.0 @category models */
-export type SavedSearchCode = typeof SavedSearchCode.Type
-
-/** What the caller can do next. @since 0.1.0 @category models */
-export const RecoveryAction = defined.actions
-/** @since 0.1.0 @category models */
-export type RecoveryAction = typeof RecoveryAction.Type
-
 /**
  * A refusal of a saved-search operation.
  *

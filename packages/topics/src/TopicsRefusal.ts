@@ -61,16 +61,6 @@ const defined = Refusal.define({
   outage: { code: "topics_unavailable", store: "the topics store" }
 })
 
-/** @since 0.1.0 @category models */
-export const TopicsCode = defined.codes
-/** @since 0.1.0 @category models */
-export type TopicsCode = typeof TopicsCode.Type
-
-/** What the caller can do next. @since 0.1.0 @category models */
-export const RecoveryAction = defined.actions
-/** @since 0.1.0 @category models */
-export type RecoveryAction = typeof RecoveryAction.Type
-
 /**
  * A refusal of a topics operation. `conflictingFields` names the fields a suggested edit and the topic both changed.
  *
