@@ -348,7 +348,7 @@ for (const database of TestDatabase.targets()) {
         const denied = yield* service([...connection(baseUrl), ...unlock, "--confirm"])
         assert.strictEqual(denied.code, EXIT.denied, denied.stderr)
         assert.include(denied.stderr, "HTTP 403")
-        assert.include(denied.stderr, "needs one of the scopes: commercial:activate")
+        assert.include(denied.stderr, "needs the scope commercial:activate")
         assert.strictEqual(denied.stdout, "")
         assert.strictEqual(yield* balanceNow, before, "a refused or denied unlock spends nothing")
 

@@ -33,7 +33,7 @@ const demoWorkspaceId = Effect.flatMap(Accounts.Accounts, (accounts) =>
   Effect.flatMap(accounts.findWorkspaceBySlug("demo"), (demo) =>
     Option.match(demo, { onNone: () => Effect.dieMessage("no demo workspace"), onSome: (workspace) => Effect.succeed(workspace.id) })))
 
-// The demo owner's key, a member's key and a key with no person behind it, all with the CRM scope.
+// The demo owner's key, a member's key and a key with no person behind it, all with the door's and CRM's scopes.
 const prepared = Layer.effectDiscard(
   Effect.gen(function*() {
     yield* ensureDemo(Option.some(Redacted.make(OWNER_KEY)))
@@ -45,7 +45,7 @@ const prepared = Layer.effectDiscard(
       workspaceId: demo.id,
       kind: "api_key",
       label: "member",
-      scopes: ["commercial:read"],
+      scopes: ["commercial:read", "door:admin", "crm:write"],
       personId: member.id,
       secret: Redacted.make(MEMBER_KEY)
     })
@@ -53,7 +53,7 @@ const prepared = Layer.effectDiscard(
       workspaceId: demo.id,
       kind: "api_key",
       label: "faceless",
-      scopes: ["commercial:read"],
+      scopes: ["commercial:read", "door:admin", "crm:write"],
       secret: Redacted.make(FACELESS_KEY)
     })
   }).pipe(Effect.orDie)

@@ -75,6 +75,12 @@ const positionalArgs = (positionals: ReadonlyArray<InputFlags.OperatorPositional
     return positional.required ? arg : Args.map(Args.optional(arg), Option.getOrUndefined)
   }))
 
+const readStdin = Effect.promise(async () => {
+  const chunks: Array<Buffer> = []
+  for await (const chunk of process.stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)))
+  return Buffer.concat(chunks).toString("utf8")
+})
+
 const jsonOption = CliOptions.boolean("json").pipe(CliOptions.withDescription("Print the result as JSON."))
 
 /** One declared command as an @effect/cli command. */
@@ -103,7 +109,8 @@ const commandOf = <RO>(declared: OperatorCommand.AnyCommand<RO>, options: Option
         const env = yield* Effect.context<Cli.Settings | HttpClient.HttpClient>()
         const context: OperatorCommand.Context = {
           progress: (label, total, unit) => Progress.make(label, Option.getOrUndefined(total), unit),
-          call: (name, callInput) => Effect.provide(caller(options.operations)(name, callInput), env)
+          call: (name, callInput) => Effect.provide(caller(options.operations)(name, callInput), env),
+          stdin: readStdin
         }
         // A failure to build the services (a data folder in use, a database that is not there) is reported as
         // unexpected by `Cli.operator`, in its own words.

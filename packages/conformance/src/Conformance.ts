@@ -8,6 +8,9 @@
  * - an unknown input field gives the codec's structural refusal;
  * - every declared refusal code, injected through a twin group whose operations fail with the codec's
  *   sample refusal, reaches the caller as the same block (and, over HTTP, the declared status);
+ * - every operation that writes refuses a credential holding only read scopes (403 `missing_scope`) before it
+ *   changes anything (its example then still runs as the owner); every operation with a role or person rule
+ *   refuses a faceless key, and a member's key when the rule refuses members;
  * - every contract case of the group (`group.cases`: a numbered rule, a row of the errors or limits
  *   table) gives what it expects, on the real corpus;
  * - every answer satisfies the group's invariant (`group.invariant`);
@@ -29,8 +32,13 @@ import type * as Bundle from "@service/core/Bundle"
 import type * as ContractCase from "@service/core/ContractCase"
 import * as Leaks from "@service/core/Leaks"
 import * as Operation from "@service/core/Operation"
+import { CredentialId, PersonId, WorkspaceId, WorkspaceSlug } from "@service/core/Ids"
+import { Person, Principal } from "@service/core/Principal"
+import { Workspace } from "@service/core/Workspace"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import type * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
@@ -51,6 +59,13 @@ export type Surface = "http" | "mcp" | "cli"
 export type Outcome =
   | { readonly _tag: "Success"; readonly body: unknown; readonly raw: string }
   | { readonly _tag: "Refusal"; readonly status: number | undefined; readonly block: unknown; readonly raw: string }
+  | {
+    readonly _tag: "Denied"
+    readonly status: number | undefined
+    /** The `reason` of the FORBIDDEN answer. */
+    readonly reason: unknown
+    readonly raw: string
+  }
 
 /**
  * A transport under test.
@@ -66,13 +81,15 @@ export interface Harness {
   readonly listed: Effect.Effect<ReadonlyArray<string>>
   /**
    * Calls the operation named `operation` of the served group named `group` with a model-facing `input`
-   * the way a user of the transport would, as the owner of the suite's workspace or of its test workspace.
+   * the way a user of the transport would, in the suite's workspace or its test workspace, with the seat's
+   * credential `as` (the owner's by default).
    */
   readonly call: (
     group: string,
     operation: string,
     input: Readonly<Record<string, unknown>>,
-    where?: Fixture.Where
+    where?: Fixture.Where,
+    as?: Fixture.As
   ) => Effect.Effect<Outcome>
   /** Values no response may carry: the corpus's source identities, publishers and contact coordinates. */
   readonly forbidden: ReadonlyArray<string>
@@ -302,6 +319,21 @@ export const runCase = (
     return violationsOf(outcome, expect, given)
   })
 
+const sampleMember = new Principal({
+  workspace: new Workspace({ id: WorkspaceId.make("ws_sample"), slug: WorkspaceSlug.make("sample"), name: "sample" }),
+  person: Option.some(new Person({ id: PersonId.make("person_sample"), displayName: "A member" })),
+  role: "member",
+  scopes: [],
+  credential: { id: CredentialId.make("key_sample"), kind: "api_key" }
+})
+
+const assertDenied = (outcome: Outcome, reason: string, surface: Surface): void => {
+  assert.strictEqual(outcome._tag, "Denied", `expected FORBIDDEN (${reason}), got: ${outcome.raw.slice(0, 500)}`)
+  if (outcome._tag !== "Denied") return
+  assert.strictEqual(outcome.reason, reason, outcome.raw.slice(0, 500))
+  if (surface !== "mcp") assert.strictEqual(outcome.status, 403, outcome.raw.slice(0, 500))
+}
+
 /**
  * Registers the conformance tests of one transport.
  *
@@ -317,8 +349,8 @@ export const suite = <R, E>(options: SuiteOptions<R, E>): void => {
   const seen: Array<{ readonly call: string; readonly raw: string }> = []
   const watched = Effect.map(HarnessService, (harness): Harness => ({
     ...harness,
-    call: (groupName, operation, input, where) =>
-      harness.call(groupName, operation, input, where).pipe(Effect.tap((outcome) => {
+    call: (groupName, operation, input, where, as) =>
+      harness.call(groupName, operation, input, where, as).pipe(Effect.tap((outcome) => {
         seen.push({ call: `${groupName}.${operation}`, raw: outcome.raw })
         const group = served.find((candidate) => candidate.name === groupName)
         if (outcome._tag === "Success" && group?.invariant !== undefined) {
@@ -356,6 +388,31 @@ export const suite = <R, E>(options: SuiteOptions<R, E>): void => {
       const twin = erase(twins.twinOf(realGroup))
       for (const op of Operation.servedOn(group, options.surface)) {
         describe(`${group.name}.${op.name}`, () => {
+          // Before the example runs as the owner: a denied call that changed something would make it fail.
+          if (!op.annotations.readOnly) {
+            it.effect("a credential holding only read scopes is refused with missing_scope", () =>
+              Effect.gen(function*() {
+                const harness = yield* watched
+                const input = yield* resolveExample(harness, declared, op)
+                const outcome = yield* harness.call(group.name, op.name, input, whereOf(op), "reader")
+                assertDenied(outcome, "missing_scope", options.surface)
+              }))
+          }
+          if (op.authorize !== undefined) {
+            const authorize = op.authorize
+            it.effect("a faceless key is refused, and a member's key when the rule refuses members", () =>
+              Effect.gen(function*() {
+                const harness = yield* watched
+                const input = yield* resolveExample(harness, declared, op)
+                const faceless = yield* harness.call(group.name, op.name, input, whereOf(op), "faceless")
+                assertDenied(faceless, "person_required", options.surface)
+                const memberRefused = Either.isLeft(yield* Effect.either(authorize(sampleMember)))
+                if (memberRefused) {
+                  assertDenied(yield* harness.call(group.name, op.name, input, whereOf(op), "member"), "role_required", options.surface)
+                }
+              }))
+          }
+
           it.effect("the capability example runs and its output decodes with the declared schema", () =>
             Effect.gen(function*() {
               const harness = yield* watched

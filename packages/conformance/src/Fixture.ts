@@ -6,6 +6,8 @@
  * - a workspace with an owner person and an API key holding every scope the served groups accept, so no call is
  *   refused for a scope or a role; and a test workspace of it with the same owner and key scopes, for the
  *   operations only a test workspace takes (`capability.runsIn`);
+ * - beside the owner's key, the credentials each refusal of access is checked with (`Credential`): the owner's key
+ *   with the read scopes only, a member's key and a faceless key, both with every scope;
  * - the records the capability examples name, seeded by each bundle's fixture in both workspaces, with the
  *   example values that name them;
  * - the values no response may carry, read by the fixtures once seeded.
@@ -19,7 +21,7 @@ import * as Accounts from "@service/core/Accounts"
 import type * as Bundle from "@service/core/Bundle"
 import { WorkspaceSlug } from "@service/core/Ids"
 import type * as Operation from "@service/core/Operation"
-import { type Person, Principal, type Scope } from "@service/core/Principal"
+import { isReadScope, type Person, Principal, type Role, type Scope } from "@service/core/Principal"
 import * as RequestContext from "@service/core/RequestContext"
 import { Caller } from "@service/core/RequestContext"
 import type { Workspace } from "@service/core/Workspace"
@@ -46,6 +48,20 @@ export const scopesOf = (groups: ReadonlyArray<Operation.Group<unknown>>): Reado
 /** @since 0.1.0 @category models */
 export type Where = "workspace" | "test_workspace"
 
+/**
+ * Who calls: the owner with every scope (the default), the owner with the read scopes only, a member with every
+ * scope, or a faceless key (no person behind it) with every scope.
+ *
+ * @since 0.1.0 @category models
+ */
+export type As = "owner" | "reader" | "member" | "faceless"
+
+/** A credential of a seat: the secret a transport sends and the principal it authenticates as. @since 0.1.0 @category models */
+export interface Credential {
+  readonly key: string
+  readonly caller: Principal
+}
+
 /** What running every group of the application needs. @since 0.1.0 @category models */
 export type Requirements = App.Folded<typeof App.bundles>["requirements"]
 
@@ -60,6 +76,8 @@ export interface Seat {
   readonly key: string
   /** The owner calling with that key, as the transports authenticate it (for in-process clients). */
   readonly caller: Principal
+  /** Every credential of the seat, the owner's (`key`, `caller`) among them. */
+  readonly as: { readonly [A in As]: Credential }
   readonly examples: Bundle.Examples
 }
 
@@ -90,31 +108,41 @@ export const seed = <S, E, D, R>(app: App.Application<S, E, D, R>, slug: string,
   Effect.gen(function*() {
     const accounts = yield* Accounts.Accounts
     const owner = yield* accounts.createPerson({ displayName: "Conformance owner" })
+    const member = yield* accounts.createPerson({ displayName: "Conformance member" })
     const scopes = scopesOf(groups)
     const seat = (workspace: Workspace) =>
       Effect.gen(function*() {
         yield* accounts.addMember({ workspaceId: workspace.id, personId: owner.id, role: "owner" })
-        const key = yield* accounts.issueCredential({
-          workspaceId: workspace.id,
-          kind: "api_key",
-          label: "conformance",
-          personId: owner.id,
-          scopes: [...scopes]
-        })
+        yield* accounts.addMember({ workspaceId: workspace.id, personId: member.id, role: "member" })
+        const credential = (label: string, person: Option.Option<Person>, role: Role, held: ReadonlyArray<Scope>) =>
+          Effect.map(
+            accounts.issueCredential({
+              workspaceId: workspace.id,
+              kind: "api_key",
+              label,
+              personId: Option.getOrUndefined(Option.map(person, (p) => p.id)),
+              scopes: [...held]
+            }),
+            (key): Credential => ({
+              key: Redacted.value(key.secret),
+              caller: new Principal({ workspace, person, role, scopes: [...held], credential: { id: key.id, kind: key.kind } })
+            })
+          )
+        const as = {
+          owner: yield* credential("conformance", Option.some(owner), "owner", scopes),
+          reader: yield* credential("conformance reader", Option.some(owner), "owner", scopes.filter(isReadScope)),
+          member: yield* credential("conformance member", Option.some(member), "member", scopes),
+          // Faceless keys act as members (Accounts.authenticate).
+          faceless: yield* credential("conformance faceless", Option.none(), "member", scopes)
+        }
         // Seeded as the owner would be: the fixtures may read the caller like an operation does.
-        const caller = new Principal({
-          workspace,
-          person: Option.some(owner),
-          role: "owner",
-          scopes: [...scopes],
-          credential: { id: key.id, kind: key.kind }
-        })
+        const caller = as.owner.caller
         const examples = yield* Effect.forEach(app.fixtures, (fixture) =>
           fixture.seed === undefined ? Effect.succeed({}) : fixture.seed({ workspace, owner })).pipe(
             Effect.provideService(Caller, caller),
             RequestContext.withFreshRequest("belt")
           )
-        return { workspace, owner, key: Redacted.value(key.secret), caller, examples: mergeExamples(examples) } satisfies Seat
+        return { workspace, owner, key: as.owner.key, caller, as, examples: mergeExamples(examples) } satisfies Seat
       })
     const main = yield* accounts.createWorkspace({ slug: WorkspaceSlug.make(slug), name: slug })
     const test = yield* accounts.createWorkspace({ slug: WorkspaceSlug.make(`${slug}-test`), name: `${slug} (test)`, testOf: main })

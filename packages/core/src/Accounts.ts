@@ -77,10 +77,32 @@ export interface IssuedCredential {
   readonly personId: Option.Option<PersonId>
 }
 
+/**
+ * A key or token as a list shows it: never the secret, only its first characters.
+ *
+ * @since 0.1.0 @category models
+ */
+export class CredentialInfo extends Schema.Class<CredentialInfo>("CredentialInfo")({
+  id: CredentialId,
+  kind: CredentialKind,
+  label: Schema.String,
+  /** The first characters of the secret, to recognise it (`svc_key_AbCd`). */
+  prefix: Schema.NullOr(Schema.String),
+  scopes: Schema.Array(Scope),
+  /** The person it acts as; none for a faceless key. */
+  personId: Schema.NullOr(PersonId),
+  personName: Schema.NullOr(Schema.String),
+  createdBy: Schema.NullOr(PersonId),
+  createdAt: Schema.DateFromSelf,
+  lastUsedAt: Schema.NullOr(Schema.DateFromSelf),
+  expiresAt: Schema.NullOr(Schema.DateFromSelf),
+  revokedAt: Schema.NullOr(Schema.DateFromSelf)
+}) {}
+
 /** @since 0.1.0 @category models */
 export interface IssueCredentialRequest {
   readonly workspaceId: WorkspaceId
-  readonly kind: CredentialKind
+  readonly kind: "api_key" | "bearer"
   readonly label: string
   readonly scopes: ReadonlyArray<Scope>
   /** Owner of an API key (optional) or the person who authorized a bearer token (required). */
@@ -88,6 +110,8 @@ export interface IssueCredentialRequest {
   /** A caller-chosen secret (for a reproducible demo key); by default a random one is generated. */
   readonly secret?: Redacted.Redacted<string> | undefined
   readonly expiresAt?: Date | undefined
+  /** Who made it, when a person did (the owner or admin behind a faceless key). */
+  readonly createdBy?: PersonId | undefined
 }
 
 /**
@@ -123,6 +147,14 @@ export class Accounts extends Context.Tag("@service/core/Accounts")<
       input: IssueCredentialRequest
     ) => Effect.Effect<IssuedCredential, AccountNotFound | InvalidCredentialRequest>
     readonly revokeCredential: (id: CredentialId) => Effect.Effect<void, AccountNotFound>
+    /** The API keys of a workspace (live, expired and revoked), newest first; bearer tokens are OAuth's to list. */
+    readonly listKeys: (workspaceId: WorkspaceId) => Effect.Effect<ReadonlyArray<CredentialInfo>>
+    /** One credential of a workspace. */
+    readonly findCredential: (workspaceId: WorkspaceId, id: CredentialId) => Effect.Effect<Option.Option<CredentialInfo>>
+    /** Revokes every live API key a person owns in a workspace (a member removed); how many. */
+    readonly revokeKeysOf: (workspaceId: WorkspaceId, personId: PersonId) => Effect.Effect<number>
+    /** Replaces the scopes of a live credential. */
+    readonly updateScopes: (id: CredentialId, scopes: ReadonlyArray<Scope>) => Effect.Effect<void, AccountNotFound>
   }
 >() {}
 
@@ -131,12 +163,20 @@ const sha256 = (secret: string): string => createHash("sha256").update(secret, "
 /**
  * Generated secrets carry a kind prefix so a leaked value is recognisable in logs and scanners.
  */
-const generateSecret = (kind: CredentialKind): string =>
+const generateSecret = (kind: "api_key" | "bearer"): string =>
   `${kind === "api_key" ? "svc_key_" : "svc_tok_"}${randomBytes(32).toString("base64url")}`
 
 const newId = (prefix: string): string => `${prefix}_${randomBytes(12).toString("hex")}`
 
+// How long a key's last use may be stale before authenticating records it again: a write at most once a minute per
+// key, not one per request.
+const lastUsedEveryMillis = 60_000
+
+/** The characters of a secret a list shows. */
+const prefixLength = 12
+
 const CredentialRow = Schema.Struct({
+  last_used_at: Schema.NullOr(Schema.DateFromSelf),
   credential_id: CredentialId,
   kind: CredentialKind,
   scopes: Schema.Array(Schema.String),
@@ -163,9 +203,11 @@ export const makeSql = Effect.gen(function*() {
 
   const authenticate = (credential: { readonly kind: CredentialKind; readonly secret: Redacted.Redacted<string> }) =>
     Effect.gen(function*() {
+      // Sessions are the identity domain's; this adapter knows keys and tokens.
+      if (credential.kind === "session") return yield* new Unauthenticated()
       const now = new Date(yield* Clock.currentTimeMillis)
       const rows = yield* sql`
-        SELECT c.id AS credential_id, c.kind, c.scopes,
+        SELECT c.id AS credential_id, c.kind, c.scopes, c.last_used_at,
                w.id AS workspace_id, w.slug AS workspace_slug, w.name AS workspace_name, w.test_of AS workspace_test_of,
                p.id AS person_id, p.display_name AS person_name, m.role AS member_role
         FROM core.credentials c
@@ -182,6 +224,9 @@ export const makeSql = Effect.gen(function*() {
       const row = yield* decodeCredentialRow(first).pipe(Effect.orDie)
       // A credential whose person left the workspace authenticates nobody.
       if (row.person_id !== null && row.member_role === null) return yield* new Unauthenticated()
+      if (row.last_used_at === null || now.getTime() - row.last_used_at.getTime() > lastUsedEveryMillis) {
+        yield* sql`UPDATE core.credentials SET last_used_at = ${now} WHERE id = ${row.credential_id}`.pipe(Effect.orDie)
+      }
       return new Principal({
         workspace: new Workspace({
           id: row.workspace_id,
@@ -291,9 +336,10 @@ export const makeSql = Effect.gen(function*() {
       }
       const id = CredentialId.make(newId(input.kind === "api_key" ? "key" : "tok"))
       const inserted = yield* sql`
-        INSERT INTO core.credentials (id, workspace_id, kind, secret_sha256, label, person_id, scopes, expires_at)
+        INSERT INTO core.credentials (id, workspace_id, kind, secret_sha256, label, person_id, scopes, expires_at, prefix, created_by)
         VALUES (${id}, ${input.workspaceId}, ${input.kind}, ${sha256(secret)}, ${input.label}, ${input.personId ?? null},
-                ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(input.scopes)}::jsonb)), ${input.expiresAt ?? null})
+                ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(input.scopes)}::jsonb)), ${input.expiresAt ?? null},
+                ${secret.slice(0, prefixLength)}, ${input.createdBy ?? input.personId ?? null})
         ON CONFLICT (secret_sha256) DO NOTHING RETURNING id`
       if (inserted.length === 0) {
         return yield* new InvalidCredentialRequest({ detail: "That secret is already in use by another credential." })
@@ -315,6 +361,69 @@ export const makeSql = Effect.gen(function*() {
       }
     }).pipe(Effect.catchTag("SqlError", Effect.die))
 
+  const updateScopes = (id: CredentialId, scopes: ReadonlyArray<Scope>) =>
+    Effect.gen(function*() {
+      const rows = yield* sql`
+        UPDATE core.credentials SET scopes = ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(scopes)}::jsonb))
+        WHERE id = ${id} AND revoked_at IS NULL RETURNING id`
+      if (rows.length === 0) return yield* new AccountNotFound({ what: "credential", id })
+    }).pipe(Effect.catchTag("SqlError", Effect.die))
+
+  const InfoRow = Schema.Struct({
+    id: CredentialId,
+    kind: CredentialKind,
+    label: Schema.String,
+    prefix: Schema.NullOr(Schema.String),
+    scopes: Schema.Array(Schema.String),
+    person_id: Schema.NullOr(PersonId),
+    person_name: Schema.NullOr(Schema.String),
+    created_by: Schema.NullOr(PersonId),
+    created_at: Schema.DateFromSelf,
+    last_used_at: Schema.NullOr(Schema.DateFromSelf),
+    expires_at: Schema.NullOr(Schema.DateFromSelf),
+    revoked_at: Schema.NullOr(Schema.DateFromSelf)
+  })
+  const infoOf = (row: typeof InfoRow.Type) =>
+    new CredentialInfo({
+      id: row.id,
+      kind: row.kind,
+      label: row.label,
+      prefix: row.prefix,
+      scopes: row.scopes.filter(isScope),
+      personId: row.person_id,
+      personName: row.person_name,
+      createdBy: row.created_by,
+      createdAt: row.created_at,
+      lastUsedAt: row.last_used_at,
+      expiresAt: row.expires_at,
+      revokedAt: row.revoked_at
+    })
+  const infoColumns = sql`c.id, c.kind, c.label, c.prefix, c.scopes, c.person_id, p.display_name AS person_name, c.created_by,
+    c.created_at, c.last_used_at, c.expires_at, c.revoked_at`
+
+  const listKeys = (workspaceId: WorkspaceId) =>
+    sql`SELECT ${infoColumns} FROM core.credentials c LEFT JOIN core.persons p ON p.id = c.person_id
+        WHERE c.workspace_id = ${workspaceId} AND c.kind = 'api_key' ORDER BY c.created_at DESC, c.id`.pipe(
+      Effect.flatMap(Schema.decodeUnknown(Schema.Array(InfoRow))),
+      Effect.map((rows) => rows.map(infoOf)),
+      Effect.orDie
+    )
+
+  const findCredential = (workspaceId: WorkspaceId, id: CredentialId) =>
+    sql`SELECT ${infoColumns} FROM core.credentials c LEFT JOIN core.persons p ON p.id = c.person_id
+        WHERE c.workspace_id = ${workspaceId} AND c.id = ${id}`.pipe(
+      Effect.flatMap(Schema.decodeUnknown(Schema.Array(InfoRow))),
+      Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), infoOf)),
+      Effect.orDie
+    )
+
+  const revokeKeysOf = (workspaceId: WorkspaceId, personId: PersonId) =>
+    sql`UPDATE core.credentials SET revoked_at = now()
+        WHERE workspace_id = ${workspaceId} AND person_id = ${personId} AND revoked_at IS NULL RETURNING id`.pipe(
+      Effect.map((rows) => rows.length),
+      Effect.orDie
+    )
+
   return {
     accounts: Accounts.of({
       createWorkspace,
@@ -324,7 +433,11 @@ export const makeSql = Effect.gen(function*() {
       addMember,
       listMembers,
       issueCredential,
-      revokeCredential
+      revokeCredential,
+      updateScopes,
+      listKeys,
+      findCredential,
+      revokeKeysOf
     }),
     authenticator: Authenticator.of({ authenticate })
   }

@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
+import { Scope } from "./Principal.js"
 
 /**
  * No credential, an unknown one, or a revoked one. Deliberately carries no reason: callers learn nothing
@@ -27,7 +28,9 @@ export class Unauthenticated extends Schema.TaggedError<Unauthenticated>("@servi
  */
 export class Forbidden extends Schema.TaggedError<Forbidden>("@service/core/Forbidden")("Forbidden", {
   reason: Schema.Literal("missing_scope", "person_required", "role_required"),
-  detail: Schema.String
+  detail: Schema.String,
+  /** With `missing_scope`: the scopes any one of which would authorize the call. */
+  scopes: Schema.optionalWith(Schema.Array(Scope), { default: () => [] })
 }) {
   override get message(): string {
     return this.detail

@@ -10,13 +10,24 @@ import type { Unauthenticated } from "./AuthError.js"
 import type { CredentialKind, Principal } from "./Principal.js"
 
 /**
- * A credential as presented by a caller: `x-api-key` gives an api_key, `Authorization: Bearer` a bearer token.
+ * A credential as presented by a caller: `x-api-key` gives an api_key, `Authorization: Bearer` a bearer token (an
+ * OAuth access token), the session cookie a session.
  *
  * @since 0.1.0 @category models
  */
 export interface PresentedCredential {
   readonly kind: CredentialKind
   readonly secret: Redacted.Redacted<string>
+  /**
+   * The workspace slug the request names, when it names one. A key or token belongs to one workspace; a session is a
+   * person's, who may be a member of several, and acts in the one named.
+   */
+  readonly workspace?: string | undefined
+  /**
+   * With a session on a request that changes something: the CSRF token it carried (`x-csrf-token`), empty when
+   * none. A session without the right one authenticates nobody.
+   */
+  readonly csrf?: Redacted.Redacted<string> | undefined
 }
 
 /**

@@ -23,7 +23,10 @@ export const requireScope = (
     : Effect.fail(
       new Forbidden({
         reason: "missing_scope",
-        detail: `This action needs one of the scopes: ${anyOf.join(", ")}.`
+        detail: anyOf.length === 1
+          ? `This action needs the scope ${anyOf.join("")}.`
+          : `This action needs one of the scopes: ${anyOf.join(", ")}.`,
+        scopes: anyOf
       })
     )
 

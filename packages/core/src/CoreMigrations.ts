@@ -8,6 +8,7 @@ import usage from "./migrations/0002_usage.js"
 import credits from "./migrations/0003_credits.js"
 import dropUsage from "./migrations/0004_drop_usage.js"
 import testWorkspaces from "./migrations/0005_test_workspaces.js"
+import keyListing from "./migrations/0006_key_listing.js"
 
 /** @since 0.1.0 @category migrations */
 export const migrations = {
@@ -18,6 +19,7 @@ export const migrations = {
     "0002_usage": usage,
     "0003_credits": credits,
     "0004_drop_usage": dropUsage,
-    "0005_test_workspaces": testWorkspaces
+    "0005_test_workspaces": testWorkspaces,
+    "0006_key_listing": keyListing
   }
 } as const

@@ -19,7 +19,7 @@ import * as Schema from "effect/Schema"
 import type { Forbidden } from "./AuthError.js"
 import { requireScope } from "./Authorization.js"
 import { type CreditsExhausted, Meter } from "./Meter.js"
-import type { Principal, Scope } from "./Principal.js"
+import { isReadScope, type Principal, type Scope } from "./Principal.js"
 import { RateLimiter, type RateLimited } from "./RateLimiter.js"
 import * as Refusal from "./Refusal.js"
 import type * as ContractCase from "./ContractCase.js"
@@ -321,6 +321,12 @@ const build = <
   declaration: Declaration<Name, I, IE, MI, MIE, O, OE, E, Code, R>,
   modelInput: Schema.Schema<MI, MIE>
 ): Operation<Name, I, IE, MI, MIE, O, OE, E, Code, R> => {
+  // A write never passes on a read scope: checked where it is declared, so no surface can serve it otherwise.
+  const readScopes = declaration.scopes.filter(isReadScope)
+  if (!declaration.annotations.readOnly && readScopes.length > 0) {
+    throw new Error(`Operation ${declaration.name} writes but accepts the read scopes ${readScopes.join(", ")}.`)
+  }
+  if (declaration.scopes.length === 0) throw new Error(`Operation ${declaration.name} names no scope.`)
   const decodeModel = Refusal.decodeWith(declaration.refusals)(modelInput)
   const decodeCanonical = Refusal.decodeWith(declaration.refusals)(declaration.input)
   const encode = Schema.encode(declaration.output)

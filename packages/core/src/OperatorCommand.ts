@@ -75,6 +75,11 @@ export interface Context {
    * for it would, and returns its encoded output (for `api` commands).
    */
   readonly call: (operation: string, input: Readonly<Record<string, unknown>>) => Effect.Effect<unknown, CallFailed>
+  /**
+   * Everything piped to the command on standard input, read to its end (a password given with `--password-stdin`).
+   * Ask only when the input says to: a terminal has no end to read to.
+   */
+  readonly stdin: Effect.Effect<string>
 }
 
 /**

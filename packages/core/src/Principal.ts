@@ -15,7 +15,8 @@ export type Role = typeof Role.Type
 
 /**
  * Scopes of the platform. `context:read` still satisfies market-data reads for connectors issued before
- * `market_data:read` existed.
+ * `market_data:read` existed. A scope ending in `:read` only reads; every other one writes, and an operation
+ * that writes names write scopes only (docs/decisions/0066).
  *
  * @since 0.1.0 @category models
  */
@@ -24,13 +25,48 @@ export const Scope = Schema.Literal(
   "context:read",
   "commercial:read",
   "commercial:activate",
-  "topics:write"
+  "topics:write",
+  "saved_searches:write",
+  "crm:write",
+  "door:admin",
+  "events:write"
 )
 /** @since 0.1.0 @category models */
 export type Scope = typeof Scope.Type
 
+/**
+ * Each scope in words, as a consent page and `service keys create --help` show it.
+ *
+ * @since 0.1.0 @category models
+ */
+export const scopeDescriptions: { readonly [S in Scope]: string } = {
+  "market_data:read": "Read market data: suppliers, opportunities, awards, risk marks and permits (spends insight credits).",
+  "context:read": "Read market data, topics and events (the older scope that market_data:read replaces).",
+  "commercial:read": "Read the CRM, the event door's sources and arrivals, and contact quotes.",
+  "commercial:activate": "Unlock contact details, which spends money from the workspace's balance.",
+  "topics:write": "Create, edit, propose, approve and share topics and tags.",
+  "saved_searches:write": "Create and delete saved searches and their alerts.",
+  "crm:write": "Move and close opportunities and erase contacts in the CRM.",
+  "door:admin": "Manage the event door: sources, secrets, mappings, reprocessing, test arrivals and test workspaces.",
+  "events:write": "Create, stop and replay event destinations (webhooks sent to your systems)."
+}
+
+/**
+ * Whether a scope only reads.
+ *
+ * @since 0.1.0 @category models
+ */
+export const isReadScope = (scope: Scope): boolean => scope.endsWith(":read")
+
+/**
+ * The scopes that only read.
+ *
+ * @since 0.1.0 @category models
+ */
+export const readScopes: ReadonlyArray<Scope> = Scope.literals.filter(isReadScope)
+
 /** @since 0.1.0 @category models */
-export const CredentialKind = Schema.Literal("api_key", "bearer")
+export const CredentialKind = Schema.Literal("api_key", "bearer", "session")
 /** @since 0.1.0 @category models */
 export type CredentialKind = typeof CredentialKind.Type
 

@@ -50,7 +50,7 @@ const ContactView = Schema.Struct({
 }).annotations({ identifier: "Contact" })
 
 /** What every declaration of the group shares: the refusal codec and the usual scopes and annotations. */
-const kit = Operation.kit({ refusals: codec, scopes: ["commercial:read"], annotations: Operation.readOnly })
+const kit = Operation.kit({ refusals: codec, scopes: ["commercial:read", "crm:write"], annotations: Operation.readOnly })
 
 /** @since 0.1.0 @category operations */
 export const contactRead = kit.make({
@@ -111,6 +111,7 @@ export const contactErase = kit.make({
   refuses: ["contact_not_found"],
   authorize: requireOwnerOrAdminPerson,
   annotations: Operation.destructive,
+  scopes: ["crm:write"],
   surfaces: { mcp: false },
   http: { method: "POST", path: "/contacts/:contact_id/erase", input: { kind: "body", params: { contact_id: "contact_id" } } },
   cli: { words: ["contacts", "erase"], positional: "contact_id" },
@@ -173,6 +174,7 @@ export const opportunityMove = kit.make({
     "Moves an opportunity to another stage of its Pipeline. The ledger records opportunity.moved (subscribable per opportunity) and, on a won or lost stage, opportunity.closed.",
   refuses: ["opportunity_not_found", "stage_not_found"],
   annotations: Operation.idempotentWrite,
+  scopes: ["crm:write"],
   surfaces: { mcp: false },
   http: { method: "POST", path: "/opportunities/:opportunity_id/move", input: { kind: "body", params: { opportunity_id: "opportunity_id" } } },
   cli: { words: ["opportunities", "move"], positional: "opportunity_id" },

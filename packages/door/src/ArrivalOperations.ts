@@ -20,7 +20,7 @@ import { randomBytes } from "node:crypto"
 import { Arrivals, ArrivalView } from "./Arrivals.js"
 import { codec, refuse } from "./DoorApiRefusal.js"
 import { ArrivalStatus, Intake } from "./Intake.js"
-import { doorScopes } from "./SourceOperations.js"
+import { doorAdminScopes, doorScopes } from "./SourceOperations.js"
 import { Sources } from "./Sources.js"
 import * as StandardWebhooks from "./StandardWebhooks.js"
 
@@ -173,6 +173,7 @@ export const arrivalSendTest = kit.make({
     "Only in a test workspace: sends a sample CloudEvent of the given type through one of its Sources without a signature from you, and answers the Arrival it became. Nothing is charged, sent or delivered from a test workspace.",
   refuses: ["source_not_found", "source_archived", "not_a_test_workspace"],
   annotations: Operation.write,
+  scopes: doorAdminScopes,
   http: { method: "POST", path: "/sources/:source_id/test-arrivals", input: { kind: "body", params: { source_id: "source_id" } } },
   cli: { words: ["send-test"], positional: "source_id" },
   input: SendTestInput,

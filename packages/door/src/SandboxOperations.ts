@@ -22,7 +22,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { randomBytes } from "node:crypto"
 import { codec, refuse } from "./DoorApiRefusal.js"
-import { doorScopes, SourceView, viewOf } from "./SourceOperations.js"
+import { doorAdminScopes, SourceView, viewOf } from "./SourceOperations.js"
 import { Sources } from "./Sources.js"
 import * as Templates from "./Templates.js"
 
@@ -56,7 +56,7 @@ const Sandbox = Schema.Struct({
 const isTemplate = Schema.is(Templates.TemplateName)
 
 /** What every declaration of the group shares: the refusal codec and the usual scopes and annotations. */
-const kit = Operation.kit({ refusals: codec, scopes: doorScopes, annotations: Operation.write })
+const kit = Operation.kit({ refusals: codec, scopes: doorAdminScopes, annotations: Operation.write })
 
 /** @since 0.1.0 @category operations */
 export const sandboxesCreate = kit.make({

@@ -27,7 +27,10 @@ import { ROTATION_OVERLAP_MS, type Source, type SourceDetail, Sources, SourceSta
 import * as Templates from "./Templates.js"
 
 /** The scope every door operation needs. @since 0.1.0 @category constants */
-export const doorScopes: ReadonlyArray<Scope> = ["commercial:read"]
+/** Reading the door: a commercial reader or its administrator. */
+export const doorScopes: ReadonlyArray<Scope> = ["commercial:read", "door:admin"]
+/** Changing the door. */
+export const doorAdminScopes: ReadonlyArray<Scope> = ["door:admin"]
 
 /** The door address of a Source, under the API base. @since 0.1.0 @category naming */
 export const doorPath = (sourceId: string): string => `/api/v1/door/${sourceId}`
@@ -213,6 +216,7 @@ export const sourcesCreate = kit.make({
   refuses: ["pipeline_not_found"],
   authorize: requireOwnerOrAdminPerson,
   annotations: Operation.write,
+  scopes: doorAdminScopes,
   surfaces: { mcp: false },
   http: { method: "POST", path: "/sources", input: { kind: "body" } },
   cli: { words: ["sources", "create"] },
@@ -345,6 +349,7 @@ export const sourceUpdate = kit.make({
   refuses: ["source_not_found", "source_archived", "pipeline_not_found"],
   authorize: requireOwnerOrAdminPerson,
   annotations: Operation.idempotentWrite,
+  scopes: doorAdminScopes,
   surfaces: { mcp: false },
   http: { method: "PATCH", path: "/sources/:source_id", input: { kind: "body", params: { source_id: "source_id" } } },
   cli: { words: ["sources", "update"], positional: "source_id" },
@@ -386,6 +391,7 @@ export const sourceArchive = kit.make({
   refuses: ["source_not_found"],
   authorize: requireOwnerOrAdminPerson,
   annotations: Operation.destructive,
+  scopes: doorAdminScopes,
   surfaces: { mcp: false },
   http: { method: "POST", path: "/sources/:source_id/archive", input: { kind: "body", params: { source_id: "source_id" } } },
   cli: { words: ["sources", "archive"], positional: "source_id" },
@@ -429,6 +435,7 @@ export const sourceRotateSecret = kit.make({
   refuses: ["source_not_found", "source_archived"],
   authorize: requireOwnerOrAdminPerson,
   annotations: Operation.write,
+  scopes: doorAdminScopes,
   surfaces: { mcp: false },
   http: { method: "POST", path: "/sources/:source_id/rotate-secret", input: { kind: "body", params: { source_id: "source_id" } } },
   cli: { words: ["sources", "rotate-secret"], positional: "source_id" },
@@ -472,6 +479,7 @@ export const mappingConfirm = kit.make({
   refuses: ["source_not_found", "source_archived", "mapping_invalid"],
   authorize: requireOwnerOrAdminPerson,
   annotations: Operation.write,
+  scopes: doorAdminScopes,
   surfaces: { mcp: false },
   http: { method: "PUT", path: "/sources/:source_id/mapping", input: { kind: "body", params: { source_id: "source_id" } } },
   cli: { words: ["mapping", "confirm"], positional: "source_id" },
@@ -527,6 +535,7 @@ export const reprocessUnmapped = kit.make({
     "Reads a webhook Source's unmapped and no_person Arrivals again through its current mapping and queues them: requeued (put back on the queue), changed and unchanged (whether the reading differs from the last one), expired (raw notice deleted after 30 days; nothing to read), created (now name a person and will be applied to the CRM).",
   refuses: ["source_not_found", "arrival_not_found"],
   annotations: Operation.idempotentWrite,
+  scopes: doorAdminScopes,
   surfaces: { mcp: false },
   http: { method: "POST", path: "/sources/:source_id/reprocess-unmapped", input: { kind: "body", params: { source_id: "source_id" } } },
   cli: { words: ["sources", "reprocess"], positional: "source_id" },

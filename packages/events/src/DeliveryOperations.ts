@@ -28,7 +28,8 @@ import { codec, refuse } from "./EventsRefusal.js"
 
 const strict = { parseOptions: { onExcessProperty: "error" } } as const
 
-const scopes: ReadonlyArray<Scope> = ["context:read", "commercial:read", "topics:write"]
+const scopes: ReadonlyArray<Scope> = ["context:read", "commercial:read", "topics:write", "events:write"]
+const writeScopes: ReadonlyArray<Scope> = ["events:write"]
 
 const DestinationId = Schema.String.pipe(Schema.pattern(/^(sub_[0-9a-f]{32}|dst_[0-9a-f]{24})$/)).annotations({
   description: "A subscription id (sub_…) or Destination id (dst_…)."
@@ -163,6 +164,7 @@ export const destinationsCreate = kit.make({
   refuses: ["address_rejected", "test_workspace_not_allowed"],
   authorize: requireOwnerOrAdminPerson,
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: true },
+  scopes: writeScopes,
   surfaces: { mcp: false },
   http: { method: "POST", path: "/destinations", input: { kind: "body" } },
   cli: { words: ["destinations", "create"] },
@@ -194,6 +196,7 @@ export const destinationsStop = kit.make({
   refuses: ["destination_not_found"],
   authorize: requireOwnerOrAdminPerson,
   annotations: { readOnly: false, destructive: true, idempotent: true, openWorld: false },
+  scopes: writeScopes,
   surfaces: { mcp: false },
   http: { method: "DELETE", path: "/destinations/:destination_id", input: { kind: "path", params: { destination_id: "destination_id" } } },
   cli: { words: ["destinations", "stop"], positional: "destination_id" },
@@ -230,6 +233,7 @@ export const destinationsReplay = kit.make({
   refuses: ["destination_not_found"],
   authorize: requireOwnerOrAdminPerson,
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: true },
+  scopes: writeScopes,
   surfaces: { mcp: false },
   http: { method: "POST", path: "/destinations/:destination_id/replay", input: { kind: "body", params: { destination_id: "destination_id" } } },
   cli: { words: ["destinations", "replay"], positional: "destination_id" },

@@ -47,11 +47,48 @@ export const Forbidden = Schema.Struct({
   statusCode: Schema.Literal(403),
   code: Schema.Literal("FORBIDDEN"),
   message: Schema.String,
-  request_id: Schema.String
+  request_id: Schema.String,
+  /** Why: a scope the credential was not given, no person behind it, or a role it does not hold. */
+  reason: Schema.Literal("missing_scope", "person_required", "role_required"),
+  /** With `missing_scope`: any one of these scopes authorizes the call. */
+  required_scopes: Schema.optional(Schema.Array(Schema.String))
 }).annotations({
   identifier: "Forbidden",
-  ...HttpApiSchema.annotations({ status: 403, description: "The credential lacks a scope or role for this operation." })
+  ...HttpApiSchema.annotations({
+    status: 403,
+    description: "The credential lacks a scope (reason missing_scope, with WWW-Authenticate error=\"insufficient_scope\"), " +
+      "a person behind it, or a role for this operation."
+  })
 })
+
+/**
+ * The 403 of a {@link Forbidden} refusal. A missing scope also carries the RFC 6750 challenge
+ * `Bearer error="insufficient_scope", scope="…"` naming the scope to ask for (the first the operation accepts).
+ *
+ * @since 0.1.0 @category responses
+ */
+export const forbidden = (
+  failure: { readonly reason: "missing_scope" | "person_required" | "role_required"; readonly message: string; readonly scopes: ReadonlyArray<string> },
+  requestId: string
+): HttpServerResponse.HttpServerResponse => {
+  const missing = failure.reason === "missing_scope"
+  const wanted = failure.scopes[0]
+  return respond(
+    Forbidden,
+    403,
+    {
+      statusCode: 403,
+      code: "FORBIDDEN",
+      message: failure.message,
+      request_id: requestId,
+      reason: failure.reason,
+      ...(missing ? { required_scopes: failure.scopes } : {})
+    },
+    missing && wanted !== undefined
+      ? { "www-authenticate": `Bearer error="insufficient_scope", scope="${wanted}", error_description="${failure.message.replace(/"/g, "'")}"` }
+      : {}
+  )
+}
 
 /**
  * 404 for a workspace the principal does not belong to: the same answer as a workspace that does not exist,

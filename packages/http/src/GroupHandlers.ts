@@ -120,14 +120,7 @@ const handler = <R>(route: Routes.Route<R>, services: Context.Context<Requiremen
     }
     // Checked before the body is read; `execute` checks it again for every transport.
     const scope = yield* Effect.either(requireScope(principal, operation.scopes))
-    if (scope._tag === "Left") {
-      return ApiError.respond(ApiError.Forbidden, 403, {
-        statusCode: 403,
-        code: "FORBIDDEN",
-        message: scope.left.message,
-        request_id: requestId
-      })
-    }
+    if (scope._tag === "Left") return ApiError.forbidden(scope.left, requestId)
     const query = yield* HttpServerRequest.ParsedSearchParams
     const read = yield* Effect.either(inputOf(route, path, request, query))
     if (read._tag === "Left") {
@@ -195,12 +188,7 @@ const handler = <R>(route: Routes.Route<R>, services: Context.Context<Requiremen
           renews_on: failure.renewsOn
         })
       case "Forbidden":
-        return ApiError.respond(ApiError.Forbidden, 403, {
-          statusCode: 403,
-          code: "FORBIDDEN",
-          message: failure.message,
-          request_id: requestId
-        })
+        return ApiError.forbidden(failure, requestId)
     }
   }).pipe(Effect.map((response) => (route.alias === undefined ? response : deprecated(response, request, route.alias))))
 

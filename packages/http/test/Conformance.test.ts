@@ -36,11 +36,12 @@ const served = (target: TestDatabase.TestDatabaseTarget, groups: ReadonlyArray<O
 /** The HTTP request a user would send for `input`, built from the operation's binding alone (`Curl.request`). */
 const requestFor = (
   seat: Fixture.Seat,
+  as: Fixture.As,
   group: Operation.Group<unknown>,
   op: Operation.AnyOperation<unknown>,
   input: Readonly<Record<string, unknown>>
 ): RawHttp.Request => {
-  const sent = Curl.request({ baseUrl: "", apiKey: seat.key, workspace: seat.workspace.slug }, group, op, input)
+  const sent = Curl.request({ baseUrl: "", apiKey: seat.as[as].key, workspace: seat.workspace.slug }, group, op, input)
   return { method: sent.method, path: sent.url, headers: sent.headers, ...(sent.body === undefined ? {} : { body: sent.body }) }
 }
 
@@ -64,13 +65,21 @@ const harness = (target: TestDatabase.TestDatabaseTarget) =>
             )
           )
         }),
-        call: (groupName, operation, input, where = "workspace") =>
+        call: (groupName, operation, input, where = "workspace", as = "owner") =>
           Effect.gen(function*() {
             const group: Operation.Group<unknown> | undefined = groups.find((candidate) => candidate.name === groupName)
             const op = group?.operations.find((candidate) => candidate.name === operation)
             if (group === undefined || op === undefined) return yield* Effect.dieMessage(`No ${groupName}.${operation}`)
-            const answer = yield* RawHttp.send(port, requestFor(seeded.seats[where], group, op, input))
+            const answer = yield* RawHttp.send(port, requestFor(seeded.seats[where], as, group, op, input))
             if (answer.status >= 200 && answer.status < 300) return { _tag: "Success", body: answer.json, raw: answer.text } satisfies Conformance.Outcome
+            if (answer.status === 403 && RawHttp.field(answer.json, "code") === "FORBIDDEN") {
+              const reason = RawHttp.field(answer.json, "reason")
+              // A missing scope names the scope to ask for, as RFC 6750 section 3.1 has it.
+              if (reason === "missing_scope" && !String(answer.headers["www-authenticate"] ?? "").includes(`error="insufficient_scope"`)) {
+                return yield* Effect.dieMessage(`403 missing_scope without an insufficient_scope challenge: ${JSON.stringify(answer.headers)}`)
+              }
+              return { _tag: "Denied", status: 403, reason, raw: answer.text } satisfies Conformance.Outcome
+            }
             const block = RawHttp.field(answer.json, group.refusals.key)
             if (block === undefined) return yield* Effect.dieMessage(`${answer.status} without a block: ${answer.text.slice(0, 500)}`)
             return { _tag: "Refusal", status: answer.status, block, raw: answer.text } satisfies Conformance.Outcome

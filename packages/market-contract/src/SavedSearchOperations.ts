@@ -28,7 +28,7 @@ const CreateInput = Schema.Struct({
 }).annotations({ ...strict, identifier: "SavedSearchCreateInput" })
 
 /** What every declaration of the group shares: the refusal codec and the usual scopes and annotations. */
-const kit = Operation.kit({ refusals: codec, scopes: readScopes, annotations: Operation.write })
+const kit = Operation.kit({ refusals: codec, scopes: ["saved_searches:write"], annotations: Operation.write })
 
 /** @since 0.1.0 @category operations */
 export const savedSearchesCreate = kit.make({
@@ -62,6 +62,7 @@ export const savedSearchesList = kit.make({
   description: "The workspace's saved searches, newest first, with how many records each matched at its last comparison and with which publication. Free.",
   refuses: [],
   annotations: Operation.readOnly,
+  scopes: [...readScopes, "saved_searches:write"],
   http: { method: "GET", path: "/saved-searches", input: { kind: "query" } },
   cli: { words: ["list"] },
   input: ListInput,

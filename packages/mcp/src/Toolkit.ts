@@ -130,7 +130,11 @@ export type ToolFields = typeof ToolFields.Type
 export const ToolError = Schema.Struct({
   code: Schema.Literal("FORBIDDEN", "INTERNAL"),
   message: Schema.String,
-  request_id: Schema.String
+  request_id: Schema.String,
+  /** With FORBIDDEN: a scope the credential was not given, no person behind it, or a role it does not hold. */
+  reason: Schema.optional(Schema.Literal("missing_scope", "person_required", "role_required")),
+  /** With `missing_scope`: any one of these scopes authorizes the call (ask for it when signing in again). */
+  required_scopes: Schema.optional(Schema.Array(Schema.String))
 }).annotations({ identifier: "ToolError" })
 
 /**
@@ -373,7 +377,13 @@ export const make = <R>(options: Options<R>): Effect.Effect<Toolkit, never, Requ
           [entry.op.refusals.key]: described.block
         }, true)),
       Forbidden: (forbidden: Forbidden) =>
-        Effect.succeed(result({ code: "FORBIDDEN", message: forbidden.message, request_id: requestId }, true)),
+        Effect.succeed(result({
+          code: "FORBIDDEN",
+          message: forbidden.message,
+          request_id: requestId,
+          reason: forbidden.reason,
+          ...(forbidden.reason === "missing_scope" ? { required_scopes: forbidden.scopes } : {})
+        }, true)),
       CreditsExhausted: (exhausted: CreditsExhausted) =>
         Effect.succeed(result({
           code: "CREDITS_EXHAUSTED",

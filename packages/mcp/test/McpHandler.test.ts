@@ -61,7 +61,9 @@ const OtherError = Schema.Struct({
   code: Schema.Literal("FORBIDDEN", "INTERNAL", "RATE_LIMITED"),
   message: Schema.String,
   request_id: Schema.String,
-  retry_after_seconds: Schema.optional(Schema.Number)
+  retry_after_seconds: Schema.optional(Schema.Number),
+  reason: Schema.optional(Schema.String),
+  required_scopes: Schema.optional(Schema.Array(Schema.String))
 })
 
 const decode = <A, I>(schema: Schema.Schema<A, I>, value: unknown) => Schema.decodeUnknownSync(schema)(value)
@@ -221,6 +223,8 @@ for (const target of TestDatabase.targets()) {
             assert.isTrue(forbidden.isError)
             const body = decodeExact(OtherError, forbidden.structuredContent)
             assert.strictEqual(body.code, "FORBIDDEN")
+            assert.strictEqual(body.reason, "missing_scope")
+            assert.deepStrictEqual(body.required_scopes, ["market_data:read", "context:read"])
             assert.match(body.request_id, /^req_/)
             const transitional = yield* connect(generation, web, yield* principalWith(["context:read"]))
             assert.isFalse((yield* transitional.call("service_market_capabilities", {})).isError)

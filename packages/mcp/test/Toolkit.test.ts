@@ -76,6 +76,7 @@ const wipe = Operation.make({
   modelInput: Schema.Struct({}),
   output: Schema.Struct({ wiped: Schema.Number }),
   annotations: Operation.destructive,
+  scopes: ["topics:write"],
   metered: false,
   capability: { question: "Wipe?", requires: "Nothing.", example: {} },
   run: () => Effect.succeed({ wiped: 3 })
@@ -108,7 +109,7 @@ const principalWith = (scopes: ReadonlyArray<Scope>) =>
     credential: { id: CredentialId.make("key_toy"), kind: "api_key" }
   })
 
-const reader = principalWith(["market_data:read"])
+const reader = principalWith(["market_data:read", "topics:write"])
 
 // In-memory ports: the metered units, and a limiter that refuses once `allowed` calls were made.
 const ports = (allowed: number) =>
@@ -137,6 +138,8 @@ const ErrorBody = Schema.Struct({
   message: Schema.String,
   request_id: Schema.String,
   retry_after_seconds: Schema.optional(Schema.Number),
+  reason: Schema.optional(Schema.String),
+  required_scopes: Schema.optional(Schema.Array(Schema.String)),
   toy: Schema.optional(Schema.Struct({ code: Schema.String, why: Schema.String, suggested_correction: Schema.String }))
 })
 const OutputSchema = Schema.Struct({ anyOf: Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown })) })
@@ -212,9 +215,11 @@ describe("Toolkit", () => {
       const structural = decodeError((yield* kit.call("service_toy_find_words", { word: "x", extra: 1 }, reader)).structuredContent)
       assert.strictEqual(structural.toy?.code, "bad_value")
 
-      const forbidden = decodeError((yield* kit.call("service_toy_wipe", {}, principalWith(["topics:write"]))).structuredContent)
+      const forbidden = decodeError((yield* kit.call("service_toy_wipe", {}, principalWith(["market_data:read"]))).structuredContent)
       assert.strictEqual(forbidden.code, "FORBIDDEN")
-      assert.include(forbidden.message, "market_data:read, context:read")
+      assert.strictEqual(forbidden.reason, "missing_scope")
+      assert.deepStrictEqual(forbidden.required_scopes, ["topics:write"])
+      assert.include(forbidden.message, "needs the scope topics:write")
 
       const defect = yield* kit.call("service_toy_find_words", { word: "boom" }, reader)
       assert.strictEqual(decodeError(defect.structuredContent).code, "INTERNAL")
@@ -226,6 +231,11 @@ describe("Toolkit", () => {
       assert.strictEqual(limited.retry_after_seconds, 42)
       assert.strictEqual(yield* units, 0)
     }))
+
+  it("refuses to declare an operation that writes on a read scope, or names no scope", () => {
+    assert.throws(() => Operation.make({ ...wipe, scopes: ["topics:write", "market_data:read"] }), /writes but accepts the read scopes market_data:read/)
+    assert.throws(() => Operation.make({ ...wipe, scopes: [] }), /names no scope/)
+  })
 
   it.effect("refuses to derive two tools of one name, or a tool whose output is not an object", () =>
     Effect.gen(function*() {

@@ -35,7 +35,16 @@ export class DemoKeyFileError extends Data.TaggedError("DemoKeyFileError")<{ rea
   }
 }
 
-const scopes = ["market_data:read", "commercial:read", "topics:write"] as const
+// Every scope but commercial:activate, which is never implicit (it spends money).
+const scopes = [
+  "market_data:read",
+  "commercial:read",
+  "topics:write",
+  "saved_searches:write",
+  "crm:write",
+  "door:admin",
+  "events:write"
+] as const
 
 // Same shape as the keys Accounts generates, so the demo key reads like any other.
 const newSecret = (): string => `svc_key_${randomBytes(32).toString("base64url")}`
@@ -99,6 +108,12 @@ export const ensureDemo = (fixedKey: Option.Option<Redacted.Redacted<string>>, k
 
     const worksHere = (key: Redacted.Redacted<string>) =>
       authenticator.authenticate({ kind: "api_key", secret: key }).pipe(
+        // A key kept from an older version gets the scopes the demo key has now.
+        Effect.tap((principal) =>
+          principal.workspace.id === workspace.id && scopes.some((scope) => !principal.scopes.includes(scope))
+            ? accounts.updateScopes(principal.credential.id, [...scopes]).pipe(Effect.orDie)
+            : Effect.void
+        ),
         Effect.map((principal) => principal.workspace.id === workspace.id),
         Effect.orElseSucceed(() => false)
       )

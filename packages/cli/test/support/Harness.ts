@@ -83,12 +83,12 @@ export const harness = (target: TestDatabase.TestDatabaseTarget) =>
             }
             return line
           })),
-        call: (groupName, operation, input, where = "workspace") =>
+        call: (groupName, operation, input, where = "workspace", as = "owner") =>
           Effect.gen(function*() {
             const leaf = CommandTree.leafOf(tree, groupName, operation)
             if (leaf === undefined) return yield* Effect.dieMessage(`no command for ${groupName}.${operation}`)
             const args = [
-              "--base-url", url, "--api-key", seeded.seats[where].key, "--workspace", seeded.seats[where].workspace.slug,
+              "--base-url", url, "--api-key", seeded.seats[where].as[as].key, "--workspace", seeded.seats[where].workspace.slug,
               ...leaf.words.slice(1), "--json", ...InputFlags.toArgs(leaf.input, input)
             ]
             const out = yield* run(args)
@@ -104,6 +104,18 @@ export const harness = (target: TestDatabase.TestDatabaseTarget) =>
                 block: body[leaf.group.refusals.key],
                 raw
               } satisfies Conformance.Outcome
+            }
+            if (out.code === ExitCode.denied) {
+              const body = parse(out.stderr)
+              if (Predicate.isRecord(body) && body["code"] === "FORBIDDEN") {
+                const status = body["statusCode"]
+                return {
+                  _tag: "Denied",
+                  status: typeof status === "number" ? status : undefined,
+                  reason: body["reason"],
+                  raw
+                } satisfies Conformance.Outcome
+              }
             }
             return yield* Effect.dieMessage(`${args.join(" ")} exited ${out.code}: ${out.stderr}`)
           })

@@ -29,22 +29,32 @@ export const harness = (target: TestDatabase.TestDatabaseTarget, generation: Gen
     Effect.gen(function*() {
       const web = yield* acquireWebHandler(McpHandler.makeWebHandler({ name: "service-conformance", version: "0.0.0", groups }))
       const seeded = yield* Fixture.seed(App.app, "mcp-conformance", groups)
+      const connectAll = (seat: Fixture.Seat) =>
+        Effect.all({
+          owner: connect(generation, web, seat.as.owner.caller),
+          reader: connect(generation, web, seat.as.reader.caller),
+          member: connect(generation, web, seat.as.member.caller),
+          faceless: connect(generation, web, seat.as.faceless.caller)
+        })
       const clients = {
-        workspace: yield* connect(generation, web, seeded.seats.workspace.caller),
-        test_workspace: yield* connect(generation, web, seeded.seats.test_workspace.caller)
+        workspace: yield* connectAll(seeded.seats.workspace),
+        test_workspace: yield* connectAll(seeded.seats.test_workspace)
       }
       return {
         forbidden: seeded.forbidden,
         examples: { workspace: seeded.seats.workspace.examples, test_workspace: seeded.seats.test_workspace.examples },
-        listed: clients.workspace.list.pipe(Effect.map((tools) => tools.map((tool) => tool.name))),
-        call: (groupName, operation, input, where = "workspace") =>
+        listed: clients.workspace.owner.list.pipe(Effect.map((tools) => tools.map((tool) => tool.name))),
+        call: (groupName, operation, input, where = "workspace", as = "owner") =>
           Effect.gen(function*() {
             const group = groups.find((candidate) => candidate.name === groupName)
             if (group === undefined) return yield* Effect.dieMessage(`No group ${groupName}`)
-            const result = yield* clients[where].call(Operation.toolName("service", group.mcp.namespace, operation), input)
+            const result = yield* clients[where][as].call(Operation.toolName("service", group.mcp.namespace, operation), input)
             const raw = JSON.stringify(result)
             const structured = result.structuredContent
             if (!Predicate.isRecord(structured)) return yield* Effect.dieMessage(`No structured content: ${JSON.stringify(result)}`)
+            if (result.isError && structured["code"] === "FORBIDDEN") {
+              return { _tag: "Denied", status: undefined, reason: structured["reason"], raw } satisfies Conformance.Outcome
+            }
             if (result.isError) {
               const block = structured[group.refusals.key]
               if (block === undefined) return yield* Effect.dieMessage(`An error without a ${group.refusals.key} block: ${JSON.stringify(structured)}`)
