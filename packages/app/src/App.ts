@@ -10,6 +10,7 @@
 import type * as Bundle from "@service/core/Bundle"
 import type { ContactProvider } from "@service/contacts/ContactProvider"
 import * as ContactsBundle from "@service/contacts/ContactsBundle"
+import * as IdentityBundle from "@service/identity/IdentityBundle"
 import * as SandboxProvider from "@service/contacts/SandboxProvider"
 import * as CoreBundle from "@service/core/CoreBundle"
 import type { Crypto } from "@service/core/Crypto"
@@ -39,6 +40,7 @@ import * as Layer from "effect/Layer"
  */
 export const bundles = [
   CoreBundle.bundle,
+  IdentityBundle.bundle,
   MarketBundle.bundle,
   EventsBundle.bundle,
   SavedSearchBundle.bundle,

@@ -31,6 +31,8 @@ export interface Request {
   readonly method: string
   /** The path without the query string. */
   readonly path: string
+  /** The query string without its `?` (empty when there is none): read it with `URLSearchParams`. */
+  readonly search: string
   /** The values of the path's `:param` segments, decoded. */
   readonly params: Readonly<Record<string, string>>
   /** Lower-case header names. */

@@ -29,7 +29,8 @@ export const Scope = Schema.Literal(
   "saved_searches:write",
   "crm:write",
   "door:admin",
-  "events:write"
+  "events:write",
+  "access:write"
 )
 /** @since 0.1.0 @category models */
 export type Scope = typeof Scope.Type
@@ -48,7 +49,8 @@ export const scopeDescriptions: { readonly [S in Scope]: string } = {
   "saved_searches:write": "Create and delete saved searches and their alerts.",
   "crm:write": "Move and close opportunities and erase contacts in the CRM.",
   "door:admin": "Manage the event door: sources, secrets, mappings, reprocessing, test arrivals and test workspaces.",
-  "events:write": "Create, stop and replay event destinations (webhooks sent to your systems)."
+  "events:write": "Create, stop and replay event destinations (webhooks sent to your systems).",
+  "access:write": "Create and revoke API keys; invite, change and remove members (each within your role)."
 }
 
 /**

@@ -1,13 +1,16 @@
 /**
- * HTTP authentication: `x-api-key` or `Authorization: Bearer`, resolved by the core Authenticator port into
- * the request's Principal.
+ * HTTP authentication: `x-api-key`, `Authorization: Bearer` or the session cookie of a signed-in person, resolved by
+ * the core Authenticator port into the request's Principal. With the cookie, a request that changes something must
+ * also carry the session's CSRF token in `x-csrf-token`.
  *
  * @since 0.1.0
  */
 import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Authenticator } from "@service/core/Authenticator"
 import { CurrentPrincipal } from "@service/core/Principal"
+import * as OpenApi from "@effect/platform/OpenApi"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
@@ -22,9 +25,24 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("@se
   provides: CurrentPrincipal,
   security: {
     apiKey: HttpApiSecurity.apiKey({ key: "x-api-key", in: "header" }),
-    bearer: HttpApiSecurity.bearer
+    bearer: HttpApiSecurity.bearer,
+    // Named as over plain http; behind https the cookie is `__Host-service_session`, read below as well.
+    session: HttpApiSecurity.apiKey({ key: "service_session", in: "cookie" }).pipe(
+      HttpApiSecurity.annotate(
+        OpenApi.Description,
+        "The session cookie of a person signed in at /sign-in (`__Host-service_session` behind https). Requests that change something also send the session's CSRF token (GET /session) in x-csrf-token."
+      )
+    )
   }
 }) {}
+
+const safeMethods = new Set(["GET", "HEAD", "OPTIONS"])
+
+/** The workspace slug a request's path names (`/api/v1/workspaces/<slug>/…`), if any. */
+const workspaceOf = (url: string): string | undefined => {
+  const match = /\/workspaces\/([^/?#]+)/.exec(url)
+  return match?.[1] === undefined ? undefined : decodeURIComponent(match[1])
+}
 
 /**
  * The `WWW-Authenticate` challenge of every 401 (RFC 9110 section 11.6.1 requires one): the registered
@@ -57,6 +75,18 @@ export const layer: Layer.Layer<Authentication, never, Authenticator> = Layer.ef
         : authenticator.authenticate({ kind, secret }).pipe(
           Effect.catchTag("Unauthenticated", () => Effect.flatMap(unauthorized, Effect.fail))
         )
-    return Authentication.of({ apiKey: check("api_key"), bearer: check("bearer") })
+    const session = (secret: Redacted.Redacted<string>) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const value = Redacted.value(secret) !== "" ? secret : Redacted.make(request.cookies["__Host-service_session"] ?? "")
+        if (Redacted.value(value) === "") return yield* Effect.flatMap(unauthorized, Effect.fail)
+        return yield* authenticator.authenticate({
+          kind: "session",
+          secret: value,
+          workspace: workspaceOf(request.url),
+          csrf: safeMethods.has(request.method) ? undefined : Redacted.make(request.headers["x-csrf-token"] ?? "")
+        }).pipe(Effect.catchTag("Unauthenticated", () => Effect.flatMap(unauthorized, Effect.fail)))
+      })
+    return Authentication.of({ apiKey: check("api_key"), bearer: check("bearer"), session })
   })
 )

@@ -50,10 +50,12 @@ export const handler = <R>(mount: Mount.Mount<R>, context: Context.Context<R>) =
     )
     const defined: Record<string, string> = {}
     for (const [name, value] of Object.entries(params)) if (value !== undefined) defined[name] = value
-    const pathname = request.url.split("?")[0] ?? request.url
+    const question = request.url.indexOf("?")
+    const pathname = question === -1 ? request.url : request.url.slice(0, question)
     const answer = yield* mount.handle({
       method: request.method,
       path: pathname,
+      search: question === -1 ? "" : request.url.slice(question + 1),
       params: defined,
       headers: request.headers,
       remoteAddress: request.remoteAddress,

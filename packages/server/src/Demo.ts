@@ -43,7 +43,8 @@ const scopes = [
   "saved_searches:write",
   "crm:write",
   "door:admin",
-  "events:write"
+  "events:write",
+  "access:write"
 ] as const
 
 // Same shape as the keys Accounts generates, so the demo key reads like any other.

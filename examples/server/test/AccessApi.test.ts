@@ -1,0 +1,274 @@
+/**
+ * People and access through the real server, as a person reaches them: an operator makes the people (the
+ * `people create` command's service), they sign in at `/sign-in` (JSON, and the HTML form), the session cookie and
+ * its CSRF token drive the key, member and invitation routes, the keys they mint work on the workspace's routes
+ * within their scopes, a member's and a faceless key are refused a topic approval that an admin's key makes, a
+ * revoked key and a removed member stop at once, and repeated failed sign-ins wait. One server per database target.
+ */
+import { assert, layer } from "@effect/vitest"
+import * as Accounts from "@service/core/Accounts"
+import { WorkspaceSlug } from "@service/core/Ids"
+import { Email, People } from "@service/identity/People"
+import * as TestDatabase from "@service/storage/TestDatabase"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import { type Answer, jsonOf, rest, Running, serverOn } from "./support/Rest.js"
+
+const PASSWORD = "correct horse battery staple"
+const people = {
+  ana: { email: "ana@acme.example", name: "Ana Owner", role: "owner" },
+  carla: { email: "carla@acme.example", name: "Carla Admin", role: "admin" },
+  beto: { email: "beto@acme.example", name: "Beto Member", role: "member" },
+  dora: { email: "dora@elsewhere.example", name: "Dora Invited", role: null }
+} as const
+
+const prepared = Layer.effectDiscard(
+  Effect.gen(function*() {
+    const accounts = yield* Accounts.Accounts
+    const directory = yield* People
+    const acme = yield* accounts.createWorkspace({ slug: WorkspaceSlug.make("acme"), name: "Acme" })
+    for (const person of Object.values(people)) {
+      const made = yield* directory.create({ email: Schema.decodeSync(Email)(person.email), name: person.name, password: Redacted.make(PASSWORD) })
+      if (person.role !== null) yield* accounts.addMember({ workspaceId: acme.id, personId: made.person.id, role: person.role })
+    }
+  }).pipe(Effect.orDie)
+)
+
+const json = { "content-type": "application/json" }
+const api = (path: string) => `/api/v1/workspaces/acme${path}`
+
+const Session = Schema.parseJson(Schema.Struct({
+  person: Schema.Struct({ id: Schema.String, name: Schema.String, email: Schema.NullOr(Schema.String) }),
+  workspaces: Schema.Array(Schema.Struct({ slug: Schema.String, role: Schema.String })),
+  csrf_token: Schema.String
+}))
+const CreatedKey = Schema.parseJson(Schema.Struct({ id: Schema.String, secret: Schema.String, prefix: Schema.NullOr(Schema.String), scopes: Schema.Array(Schema.String), owner: Schema.NullOr(Schema.Struct({ person_id: Schema.String })) }))
+const Keys = Schema.parseJson(Schema.Struct({ keys: Schema.Array(Schema.Struct({ id: Schema.String, status: Schema.String, owner: Schema.NullOr(Schema.Struct({ person_id: Schema.String })), last_used_at: Schema.NullOr(Schema.String) })) }))
+const Members = Schema.parseJson(Schema.Struct({ members: Schema.Array(Schema.Struct({ person_id: Schema.String, email: Schema.NullOr(Schema.String), role: Schema.String })) }))
+const Refusal = Schema.parseJson(Schema.Struct({ statusCode: Schema.Number, identity: Schema.Struct({ code: Schema.String }) }))
+const Forbidden = Schema.parseJson(Schema.Struct({ code: Schema.Literal("FORBIDDEN"), reason: Schema.String, required_scopes: Schema.optional(Schema.Array(Schema.String)) }))
+const Topic = Schema.parseJson(Schema.Struct({ id: Schema.String, status: Schema.String }))
+
+const expect = (answer: Answer, status: number) => assert.strictEqual(answer.status, status, answer.text.slice(0, 600))
+
+/** A signed-in browser: its cookie and CSRF token. */
+interface Browser {
+  readonly cookie: string
+  readonly csrf: string
+  readonly personId: string
+}
+
+const signIn = (port: number, email: string, password = PASSWORD) =>
+  Effect.gen(function*() {
+    const answer = yield* rest(port, "POST", "/sign-in", json, JSON.stringify({ email, password }))
+    expect(answer, 200)
+    const setCookie = String(answer.headers["set-cookie"] ?? "")
+    // Over plain http (no SERVICE_PUBLIC_URL): HttpOnly, SameSite=Lax, path /, not Secure, no __Host- prefix.
+    assert.match(setCookie, /^service_session=svc_ses_[A-Za-z0-9_-]+; Path=\/; HttpOnly; SameSite=Lax; Max-Age=1209600$/)
+    const session = Schema.decodeUnknownSync(Session)(answer.text)
+    return { cookie: setCookie.split(";")[0] ?? "", csrf: session.csrf_token, personId: session.person.id } satisfies Browser
+  })
+
+const asBrowser = (browser: Browser, unsafe = true) => ({ ...json, cookie: browser.cookie, ...(unsafe ? { "x-csrf-token": browser.csrf } : {}) })
+
+const createKey = (port: number, headers: Readonly<Record<string, string>>, body: Readonly<Record<string, unknown>>) =>
+  Effect.gen(function*() {
+    const answer = yield* rest(port, "POST", api("/keys"), headers, JSON.stringify(body))
+    expect(answer, 200)
+    return Schema.decodeUnknownSync(CreatedKey)(answer.text)
+  })
+
+for (const target of TestDatabase.targets()) {
+  layer(serverOn(target, prepared), { timeout: "300 seconds" })(`people and access on ${target.name}`, (it) => {
+    it.effect("a person signs in; the session reads workspace routes, and changes nothing without its CSRF token", () =>
+      Effect.gen(function*() {
+        const { port } = yield* Running
+        const page = yield* rest(port, "GET", "/sign-in?return_to=/session")
+        expect(page, 200)
+        assert.include(page.text, `<form method="post" action="/sign-in">`)
+        assert.include(String(page.headers["content-security-policy"]), "frame-ancestors 'none'")
+
+        const wrong = yield* rest(port, "POST", "/sign-in", json, JSON.stringify({ email: people.ana.email, password: "not the password" }))
+        expect(wrong, 401)
+        const unknown = yield* rest(port, "POST", "/sign-in", json, JSON.stringify({ email: "nobody@acme.example", password: "not the password" }))
+        expect(unknown, 401)
+        assert.deepStrictEqual(jsonOf(wrong.text), jsonOf(unknown.text), "a wrong address and a wrong password look alike")
+        const elsewhere = yield* rest(port, "POST", "/sign-in", { ...json, origin: "https://evil.example" }, JSON.stringify({ email: people.ana.email, password: PASSWORD }))
+        expect(elsewhere, 403)
+
+        const ana = yield* signIn(port, people.ana.email)
+        const session = Schema.decodeUnknownSync(Session)((yield* rest(port, "GET", "/session", { cookie: ana.cookie })).text)
+        assert.deepStrictEqual(session.workspaces.map((w) => [w.slug, w.role]), [["acme", "owner"]])
+
+        const members = yield* rest(port, "GET", api("/members"), asBrowser(ana, false))
+        expect(members, 200)
+        assert.deepStrictEqual(
+          Schema.decodeUnknownSync(Members)(members.text).members.map((m) => [m.email, m.role]),
+          [[people.ana.email, "owner"], [people.carla.email, "admin"], [people.beto.email, "member"]]
+        )
+        // Another workspace's slug: the answer a missing one gets.
+        expect(yield* rest(port, "GET", "/api/v1/workspaces/demo/members", asBrowser(ana, false)), 404)
+
+        const noToken = yield* rest(port, "POST", api("/keys"), { ...json, cookie: ana.cookie }, JSON.stringify({ name: "x", scopes: ["market_data:read"] }))
+        expect(noToken, 401)
+        const wrongToken = yield* rest(port, "POST", api("/keys"), { ...json, cookie: ana.cookie, "x-csrf-token": "forged" }, JSON.stringify({ name: "x", scopes: ["market_data:read"] }))
+        expect(wrongToken, 401)
+        const listed = Schema.decodeUnknownSync(Keys)((yield* rest(port, "GET", api("/keys"), asBrowser(ana, false))).text)
+        assert.deepStrictEqual(listed.keys, [], "nothing was created without the token")
+      }))
+
+    it.effect("keys act as their person within their scopes; only a session gives commercial:activate; revocation is at once", () =>
+      Effect.gen(function*() {
+        const { port } = yield* Running
+        const ana = yield* signIn(port, people.ana.email)
+        const reader = yield* createKey(port, asBrowser(ana), { name: "reader", scopes: ["market_data:read"], expires_in_days: 30 })
+        assert.match(reader.secret, /^svc_key_/)
+        assert.strictEqual(reader.prefix, reader.secret.slice(0, 12))
+        assert.strictEqual(reader.owner?.person_id, ana.personId)
+        const withKey = { ...json, "x-api-key": reader.secret }
+        expect(yield* rest(port, "GET", api("/account/usage"), withKey), 200)
+
+        // A write on a read key: 403, naming the scope to ask for.
+        const write = yield* rest(port, "POST", api("/saved-searches"), withKey, JSON.stringify({ name: "x", kind: "opportunities", criteria: {} }))
+        expect(write, 403)
+        assert.deepStrictEqual(Schema.decodeUnknownSync(Forbidden)(write.text).required_scopes, ["saved_searches:write"])
+        assert.match(String(write.headers["www-authenticate"]), /^Bearer error="insufficient_scope", scope="saved_searches:write"/)
+
+        // A key gives no scope it lacks; this one cannot even manage keys.
+        expect(yield* rest(port, "POST", api("/keys"), withKey, JSON.stringify({ name: "more", scopes: ["topics:write"] })), 403)
+        const admin = yield* createKey(port, asBrowser(ana), { name: "keys", scopes: ["access:write", "market_data:read"] })
+        const beyond = yield* rest(port, "POST", api("/keys"), { ...json, "x-api-key": admin.secret }, JSON.stringify({ name: "more", scopes: ["commercial:activate"] }))
+        expect(beyond, 422)
+        assert.strictEqual(Schema.decodeUnknownSync(Refusal)(beyond.text).identity.code, "scope_not_held")
+        // Signed in, the person may give it, when named.
+        const spender = yield* createKey(port, asBrowser(ana), { name: "spender", scopes: ["commercial:read", "commercial:activate"] })
+        assert.deepStrictEqual([...spender.scopes].sort(), ["commercial:activate", "commercial:read"])
+
+        const before = Schema.decodeUnknownSync(Keys)((yield* rest(port, "GET", api("/keys"), asBrowser(ana, false))).text)
+        assert.isNotNull(before.keys.find((k) => k.id === reader.id)?.last_used_at, "a used key says when")
+        const revoked = yield* rest(port, "DELETE", api(`/keys/${reader.id}`), asBrowser(ana))
+        expect(revoked, 200)
+        expect(yield* rest(port, "GET", api("/account/usage"), withKey), 401)
+      }))
+
+    it.effect("a member's key and a faceless key are refused a topic approval; an admin's personal key approves", () =>
+      Effect.gen(function*() {
+        const { port } = yield* Running
+        const ana = yield* signIn(port, people.ana.email)
+        const beto = yield* signIn(port, people.beto.email)
+        const carla = yield* signIn(port, people.carla.email)
+        const betoKey = yield* createKey(port, asBrowser(beto), { name: "beto", scopes: ["topics:write"] })
+        const carlaKey = yield* createKey(port, asBrowser(carla), { name: "carla", scopes: ["topics:write"] })
+        const facelessByMember = yield* rest(port, "POST", api("/keys"), asBrowser(beto), JSON.stringify({ name: "bot", scopes: ["topics:write"], faceless: true }))
+        expect(facelessByMember, 422)
+        assert.strictEqual(Schema.decodeUnknownSync(Refusal)(facelessByMember.text).identity.code, "faceless_not_allowed")
+        const faceless = yield* createKey(port, asBrowser(ana), { name: "bot", scopes: ["topics:write"], faceless: true })
+        assert.isNull(faceless.owner)
+
+        const topic = Schema.decodeUnknownSync(Topic)((yield* rest(port, "POST", api("/topics"), { ...json, "x-api-key": betoKey.secret }, JSON.stringify({ title: "Release checklist", body: "Tag, build, publish." }))).text)
+        expect(yield* rest(port, "POST", api(`/topics/${topic.id}/propose`), { ...json, "x-api-key": betoKey.secret }, "{}"), 200)
+        const asMember = yield* rest(port, "POST", api(`/topics/${topic.id}/approve`), { ...json, "x-api-key": betoKey.secret }, "{}")
+        expect(asMember, 403)
+        assert.strictEqual(Schema.decodeUnknownSync(Forbidden)(asMember.text).reason, "role_required")
+        const asFaceless = yield* rest(port, "POST", api(`/topics/${topic.id}/approve`), { ...json, "x-api-key": faceless.secret }, "{}")
+        expect(asFaceless, 403)
+        assert.strictEqual(Schema.decodeUnknownSync(Forbidden)(asFaceless.text).reason, "person_required")
+        const approved = yield* rest(port, "POST", api(`/topics/${topic.id}/approve`), { ...json, "x-api-key": carlaKey.secret }, "{}")
+        expect(approved, 200)
+        assert.strictEqual(Schema.decodeUnknownSync(Topic)(approved.text).status, "reviewed")
+
+        // A member lists their own keys only; the owner every key.
+        const betoKeys = Schema.decodeUnknownSync(Keys)((yield* rest(port, "GET", api("/keys"), asBrowser(beto, false))).text).keys
+        assert.isTrue(betoKeys.length > 0 && betoKeys.every((k) => k.owner?.person_id === beto.personId))
+        const allKeys = Schema.decodeUnknownSync(Keys)((yield* rest(port, "GET", api("/keys"), asBrowser(ana, false))).text).keys
+        assert.isTrue(allKeys.some((k) => k.id === carlaKey.id) && allKeys.some((k) => k.id === faceless.id))
+        // A member cannot revoke another's key: it is not theirs to see.
+        expect(yield* rest(port, "DELETE", api(`/keys/${carlaKey.id}`), asBrowser(beto)), 404)
+      }))
+
+    it.effect("roles: an admin cannot make an owner, the last owner stays, a removed member's session and keys stop at once", () =>
+      Effect.gen(function*() {
+        const { port } = yield* Running
+        const ana = yield* signIn(port, people.ana.email)
+        const carla = yield* signIn(port, people.carla.email)
+        const beto = yield* signIn(port, people.beto.email)
+        const betoKey = yield* createKey(port, asBrowser(beto), { name: "beto again", scopes: ["market_data:read"] })
+
+        const promote = yield* rest(port, "PUT", api(`/members/${beto.personId}/role`), asBrowser(carla), JSON.stringify({ role: "owner" }))
+        expect(promote, 409)
+        assert.strictEqual(Schema.decodeUnknownSync(Refusal)(promote.text).identity.code, "role_not_allowed")
+        const demoteSelf = yield* rest(port, "PUT", api(`/members/${ana.personId}/role`), asBrowser(ana), JSON.stringify({ role: "admin" }))
+        expect(demoteSelf, 409)
+        assert.strictEqual(Schema.decodeUnknownSync(Refusal)(demoteSelf.text).identity.code, "last_owner")
+        const memberTries = yield* rest(port, "DELETE", api(`/members/${carla.personId}`), asBrowser(beto))
+        expect(memberTries, 403)
+
+        expect(yield* rest(port, "GET", api("/account/usage"), { "x-api-key": betoKey.secret }), 200)
+        const removed = yield* rest(port, "DELETE", api(`/members/${beto.personId}`), asBrowser(carla))
+        expect(removed, 200)
+        const outcome = Schema.decodeUnknownSync(Schema.parseJson(Schema.Struct({ keys_revoked: Schema.Number, sessions_ended: Schema.Number })))(removed.text)
+        assert.isAtLeast(outcome.keys_revoked, 1)
+        assert.isAtLeast(outcome.sessions_ended, 1)
+        expect(yield* rest(port, "GET", api("/account/usage"), { "x-api-key": betoKey.secret }), 401)
+        expect(yield* rest(port, "GET", "/session", { cookie: beto.cookie }), 401)
+      }))
+
+    it.effect("an invitation is accepted by the person invited, once, after signing in (the HTML form)", () =>
+      Effect.gen(function*() {
+        const { port } = yield* Running
+        const ana = yield* signIn(port, people.ana.email)
+        const invited = yield* rest(port, "POST", api("/invitations"), asBrowser(ana), JSON.stringify({ email: people.dora.email, role: "member" }))
+        expect(invited, 200)
+        const acceptUrl = Schema.decodeUnknownSync(Schema.parseJson(Schema.Struct({ accept_url: Schema.String })))(invited.text).accept_url
+        const path = new URL(acceptUrl).pathname
+        assert.match(path, /^\/invitations\/svc_inv_/)
+
+        const anonymous = yield* rest(port, "GET", path)
+        expect(anonymous, 200)
+        assert.include(anonymous.text, "Sign in to accept")
+        // The form sign-in comes back to the invitation.
+        const form = yield* rest(port, "POST", "/sign-in", { "content-type": "application/x-www-form-urlencoded" }, new URLSearchParams({ email: people.dora.email, password: PASSWORD, return_to: path }).toString())
+        expect(form, 303)
+        assert.strictEqual(form.headers["location"], path)
+        const dora = String(form.headers["set-cookie"] ?? "").split(";")[0] ?? ""
+        const pageSignedIn = yield* rest(port, "GET", path, { cookie: dora })
+        const csrf = /name="csrf_token" value="([^"]+)"/.exec(pageSignedIn.text)?.[1] ?? ""
+        assert.notStrictEqual(csrf, "")
+
+        // Carla is signed in, but not the person invited.
+        const carla = yield* signIn(port, people.carla.email)
+        const notHers = yield* rest(port, "POST", path, { "content-type": "application/x-www-form-urlencoded", cookie: carla.cookie }, `csrf_token=${encodeURIComponent(carla.csrf)}`)
+        expect(notHers, 403)
+        const noToken = yield* rest(port, "POST", path, { "content-type": "application/x-www-form-urlencoded", cookie: dora }, "")
+        expect(noToken, 403)
+        const accepted = yield* rest(port, "POST", path, { "content-type": "application/x-www-form-urlencoded", cookie: dora }, `csrf_token=${encodeURIComponent(csrf)}`)
+        expect(accepted, 200)
+        assert.include(accepted.text, "Welcome to Acme")
+        const again = yield* rest(port, "POST", path, { "content-type": "application/x-www-form-urlencoded", cookie: dora }, `csrf_token=${encodeURIComponent(csrf)}`)
+        expect(again, 404)
+        const members = Schema.decodeUnknownSync(Members)((yield* rest(port, "GET", api("/members"), asBrowser(ana, false))).text).members
+        assert.deepInclude(members.map((m) => [m.email, m.role]), [people.dora.email, "member"])
+      }))
+
+    it.effect("sign-out ends the session; repeated failures for an address wait, then say for how long", () =>
+      Effect.gen(function*() {
+        const { port } = yield* Running
+        const carla = yield* signIn(port, people.carla.email)
+        const out = yield* rest(port, "POST", "/sign-out", asBrowser(carla), "{}")
+        expect(out, 303)
+        assert.match(String(out.headers["set-cookie"]), /^service_session=; Path=\/; HttpOnly; SameSite=Lax; Max-Age=0$/)
+        expect(yield* rest(port, "GET", "/session", { cookie: carla.cookie }), 401)
+
+        const attempt = () => rest(port, "POST", "/sign-in", json, JSON.stringify({ email: "Locked.Out@acme.example", password: "wrong password here" }))
+        for (let i = 0; i < 4; i++) expect(yield* attempt(), 401)
+        const fifth = yield* attempt()
+        expect(fifth, 429)
+        assert.strictEqual(fifth.headers["retry-after"], "30")
+        const sixth = yield* attempt()
+        expect(sixth, 429)
+        assert.include(sixth.text, "SIGN_IN_LOCKED")
+      }))
+  })
+}

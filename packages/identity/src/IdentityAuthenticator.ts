@@ -1,0 +1,67 @@
+/**
+ * The Authenticator every transport uses: API keys (and the bearer tokens core stores) through core's adapter, and
+ * sessions: a signed-in person acting in the workspace the request names, with their role there. A session holds
+ * every scope but `commercial:activate`, which spends money and is never implicit (decision 0067); a request that
+ * changes something with a session must carry its CSRF token.
+ *
+ * @since 0.1.0
+ */
+import { Unauthenticated } from "@service/core/AuthError"
+import { Authenticator, type PresentedCredential } from "@service/core/Authenticator"
+import { CredentialId } from "@service/core/Ids"
+import { Principal, Scope } from "@service/core/Principal"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import { People } from "./People.js"
+import { Sessions } from "./Sessions.js"
+
+/** What a session may do. @since 0.1.0 @category constants */
+export const sessionScopes: ReadonlyArray<Scope> = Scope.literals.filter((scope) => scope !== "commercial:activate")
+
+/**
+ * @since 0.1.0 @category constructors
+ */
+export const make = Effect.gen(function*() {
+  const keys = yield* Authenticator
+  const sessions = yield* Sessions
+  const people = yield* People
+
+  const session = (credential: PresentedCredential) =>
+    Effect.gen(function*() {
+      if (credential.csrf !== undefined && !sessions.csrfMatches(credential.secret, Redacted.value(credential.csrf))) {
+        return yield* new Unauthenticated()
+      }
+      const live = yield* sessions.open(credential.secret)
+      if (Option.isNone(live)) return yield* new Unauthenticated()
+      const person = yield* people.find(live.value.personId)
+      if (Option.isNone(person)) return yield* new Unauthenticated()
+      const memberships = yield* people.memberships(live.value.personId)
+      // The workspace the request names; a route that names none acts in the person's first one.
+      const membership = credential.workspace === undefined
+        ? memberships[0]
+        : memberships.find((m) => m.workspace.slug === credential.workspace)
+      // Not a member there: the same answer as a workspace that does not exist, given by the route's check.
+      const chosen = membership ?? memberships[0]
+      if (chosen === undefined) return yield* new Unauthenticated()
+      return new Principal({
+        workspace: chosen.workspace,
+        person: Option.some(person.value.person),
+        role: chosen.role,
+        scopes: [...sessionScopes],
+        credential: { id: CredentialId.make(live.value.id), kind: "session" }
+      })
+    }).pipe(Effect.withSpan("Authenticator.session"))
+
+  return Authenticator.of({
+    authenticate: (credential) => credential.kind === "session" ? session(credential) : keys.authenticate(credential)
+  })
+})
+
+/**
+ * Replaces core's Authenticator (which it uses for keys) in the application's context.
+ *
+ * @since 0.1.0 @category layers
+ */
+export const layer: Layer.Layer<Authenticator, never, Authenticator | Sessions | People> = Layer.effect(Authenticator, make)

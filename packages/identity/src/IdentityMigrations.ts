@@ -1,0 +1,16 @@
+/**
+ * The `identity` schema's migrations: passwords, sign-in failures, sessions and invitations. People, workspaces,
+ * memberships and keys stay in `core`, which every domain reads through the Authenticator.
+ *
+ * @since 0.1.0
+ */
+import identity from "./migrations/0001_identity.js"
+
+/** @since 0.1.0 @category migrations */
+export const migrations = {
+  name: "identity",
+  dependsOn: ["core"],
+  migrations: {
+    "0001_identity": identity
+  }
+} as const

@@ -1,0 +1,149 @@
+/**
+ * The members of a workspace on HTTP and the CLI (not MCP tools):
+ *
+ * - `members_list` (`GET /workspaces/<slug>/members`, `service members list`): every member with name, address,
+ *   role and since when. Any person of the workspace (not a faceless key).
+ * - `member_role_set` (`PUT .../members/<person_id>/role`, `service members set-role <person_id> --role admin`):
+ *   owners and admins; only an owner gives or takes the owner role; never the last owner.
+ * - `member_remove` (`DELETE .../members/<person_id>`, `service members remove <person_id>`): owners and admins;
+ *   the member's sessions and personal keys in the workspace end at once.
+ *
+ * @since 0.1.0
+ */
+import { requireOwnerOrAdminPerson, requirePerson } from "@service/core/Authorization"
+import { PersonId } from "@service/core/Ids"
+import * as Operation from "@service/core/Operation"
+import { Role, Scope } from "@service/core/Principal"
+import { Caller } from "@service/core/RequestContext"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { codec, refuse } from "./IdentityRefusal.js"
+import { accessWrite } from "./KeyOperations.js"
+import { type Member, type MemberRefused, Members } from "./Members.js"
+
+const strict = { parseOptions: { onExcessProperty: "error" } } as const
+
+const kit = Operation.kit({ refusals: codec, scopes: accessWrite, annotations: Operation.idempotentWrite })
+
+/** @since 0.1.0 @category models */
+export const MemberView = Schema.Struct({
+  person_id: Schema.String,
+  name: Schema.String,
+  email: Schema.NullOr(Schema.String),
+  role: Role,
+  since: Schema.String
+}).annotations({ identifier: "Member" })
+
+const viewOf = (member: Member): typeof MemberView.Type => ({
+  person_id: member.personId,
+  name: member.name,
+  email: member.email,
+  role: member.role,
+  since: member.since.toISOString()
+})
+
+const fromRefused = (refused: MemberRefused) =>
+  refused.reason === "not_found"
+    ? refuse("member_not_found", refused.detail, "List the members and use one of their person ids.", { field: "person_id" })
+    : refused.reason === "last_owner"
+    ? refuse("last_owner", refused.detail, "Give the owner role to another member first.")
+    : refuse("role_not_allowed", refused.detail, "Ask an owner of the workspace.", { field: "role" })
+
+const PersonIdField = PersonId.pipe(Schema.pattern(/^person_[0-9a-f]{24}$/)).annotations({ description: "A person id (person_…), from members list." })
+
+/** @since 0.1.0 @category operations */
+export const membersList = kit.make({
+  name: "members_list",
+  title: "List members",
+  description: "The workspace's members, oldest first: person id, name, address, role (owner, admin or member) and since when.",
+  refuses: [],
+  annotations: Operation.readOnly,
+  scopes: Scope.literals,
+  authorize: requirePerson,
+  surfaces: { mcp: false },
+  http: { method: "GET", path: "/members", input: { kind: "query" } },
+  cli: { words: ["list"] },
+  input: Schema.Struct({}).annotations({ ...strict, identifier: "MembersListInput" }),
+  output: Schema.Struct({ members: Schema.Array(MemberView) }).annotations({ identifier: "Members" }),
+  capability: { question: "Who is in this workspace, and with which role?", requires: "Nothing.", example: {} },
+  run: () =>
+    Effect.gen(function*() {
+      const caller = yield* Caller
+      return { members: (yield* (yield* Members).list(caller.workspace.id)).map(viewOf) }
+    })
+})
+
+/** @since 0.1.0 @category operations */
+export const memberRoleSet = kit.make({
+  name: "member_role_set",
+  title: "Change a member's role",
+  description:
+    "Owner or admin person only: gives a member the role owner, admin or member. Only an owner gives or takes the owner role; the last owner keeps it.",
+  refuses: ["member_not_found", "last_owner", "role_not_allowed"],
+  authorize: requireOwnerOrAdminPerson,
+  surfaces: { mcp: false },
+  http: { method: "PUT", path: "/members/:person_id/role", input: { kind: "body", params: { person_id: "person_id" } } },
+  cli: { words: ["set-role"], positional: "person_id" },
+  input: Schema.Struct({ person_id: PersonIdField, role: Role.annotations({ description: "owner, admin or member." }) }).annotations({
+    ...strict,
+    identifier: "MemberRoleInput"
+  }),
+  output: MemberView,
+  capability: {
+    question: "How do I make a member an admin (or take it back)?",
+    requires: "person_id (from members list) and role.",
+    example: { person_id: "<person_id>", role: "admin" }
+  },
+  run: (input) =>
+    Effect.gen(function*() {
+      const caller = yield* Caller
+      const member = yield* (yield* Members).setRole({ workspaceId: caller.workspace.id, actor: caller.role, personId: input.person_id, role: input.role }).pipe(
+        Effect.catchTag("MemberRefused", (refused) => Effect.fail(fromRefused(refused)))
+      )
+      return viewOf(member)
+    })
+})
+
+/** @since 0.1.0 @category operations */
+export const memberRemove = kit.make({
+  name: "member_remove",
+  title: "Remove a member",
+  description:
+    "Owner or admin person only: removes a member from the workspace. Their sessions end and their personal keys in the workspace are revoked at once. Only an owner removes an owner; never the last one.",
+  refuses: ["member_not_found", "last_owner", "role_not_allowed"],
+  annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: false },
+  authorize: requireOwnerOrAdminPerson,
+  surfaces: { mcp: false },
+  http: { method: "DELETE", path: "/members/:person_id", input: { kind: "path", params: { person_id: "person_id" } } },
+  cli: { words: ["remove"], positional: "person_id" },
+  input: Schema.Struct({ person_id: PersonIdField }).annotations({ ...strict, identifier: "MemberRemoveInput" }),
+  output: Schema.Struct({
+    removed: MemberView,
+    sessions_ended: Schema.Int,
+    keys_revoked: Schema.Int
+  }).annotations({ identifier: "RemovedMember" }),
+  capability: {
+    question: "How do I take someone out of this workspace?",
+    requires: "person_id (from members list).",
+    example: { person_id: "<person_id>" }
+  },
+  run: (input) =>
+    Effect.gen(function*() {
+      const caller = yield* Caller
+      const removed = yield* (yield* Members).remove({ workspaceId: caller.workspace.id, actor: caller.role, personId: input.person_id }).pipe(
+        Effect.catchTag("MemberRefused", (refused) => Effect.fail(fromRefused(refused)))
+      )
+      return { removed: viewOf(removed.member), sessions_ended: removed.sessionsEnded, keys_revoked: removed.keysRevoked }
+    })
+})
+
+/** @since 0.1.0 @category groups */
+export const group: Operation.Group<Members | Caller> = kit.group<Members | Caller>({
+  name: "members",
+  title: "Members",
+  description: "The people of the workspace and their roles.",
+  operations: [membersList, memberRoleSet, memberRemove],
+  http: { prefix: "/workspaces/:workspace", workspaceScoped: true },
+  mcp: { namespace: "members" },
+  cli: { word: "members", description: "List members, change a role, remove a member." }
+})
