@@ -6,29 +6,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as DataFiles from "@service/market-warehouse/DataFiles"
 import * as Effect from "effect/Effect"
-import { execFile } from "node:child_process"
 import { existsSync, mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { service } from "./support/Service.js"
 
-const binPath = fileURLToPath(new URL("../bin/service.js", import.meta.url))
 const data = (path: string) => DataFiles.path(path)
-
-// No time limit on a run: on a busy machine a start is slow, not wrong; an interrupted test kills the child.
-const service = (args: ReadonlyArray<string>, dataDir: string) =>
-  Effect.async<{ readonly code: number; readonly stdout: string; readonly stderr: string }>((resume) => {
-    const child = execFile(
-      process.execPath,
-      [binPath, ...args],
-      { env: { SERVICE_DATA_DIR: dataDir, PATH: process.env["PATH"] ?? "" }, maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1
-        resume(Effect.succeed({ code, stdout, stderr }))
-      }
-    )
-    return Effect.sync(() => void child.kill())
-  })
 
 describe("service corpus", () => {
   it.live("status is read-only: on a data folder with no database it says so and creates nothing", () =>

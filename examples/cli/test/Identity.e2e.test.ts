@@ -11,29 +11,10 @@ import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import { execFile } from "node:child_process"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
-
-const binPath = fileURLToPath(new URL("../bin/service.js", import.meta.url))
-
-// No time limit on a run: on a busy machine a start is slow, not wrong; an interrupted test kills the child.
-const service = (args: ReadonlyArray<string>, dataDir: string, stdin = "") =>
-  Effect.async<{ readonly code: number; readonly stdout: string; readonly stderr: string }>((resume) => {
-    const child = execFile(
-      process.execPath,
-      [binPath, ...args],
-      { env: { SERVICE_DATA_DIR: dataDir, PATH: process.env["PATH"] ?? "" }, maxBuffer: 4 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1
-        resume(Effect.succeed({ code, stdout, stderr }))
-      }
-    )
-    child.stdin?.end(stdin)
-    return Effect.sync(() => void child.kill())
-  })
+import { service } from "./support/Service.js"
 
 const PASSWORD = "a long enough password"
 

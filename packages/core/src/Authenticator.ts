@@ -28,6 +28,11 @@ export interface PresentedCredential {
    * none. A session without the right one authenticates nobody.
    */
   readonly csrf?: Redacted.Redacted<string> | undefined
+  /**
+   * Which resource the request is for, `api` (REST) or `mcp`: an OAuth access token is bound to one (RFC 8707)
+   * and opens nothing else.
+   */
+  readonly resource?: "api" | "mcp" | undefined
 }
 
 /**
@@ -38,5 +43,10 @@ export class Authenticator extends Context.Tag("@service/core/Authenticator")<
   {
     /** Unknown, expired, revoked or wrong-kind credentials all fail the same way, with no hint of why. */
     readonly authenticate: (credential: PresentedCredential) => Effect.Effect<Principal, Unauthenticated>
+    /**
+     * Where an OAuth client learns how to obtain a token for a resource (its RFC 9728 metadata), named in every
+     * 401's challenge; absent when the deployment issues no tokens.
+     */
+    readonly resourceMetadata?: ((resource: "api" | "mcp") => Effect.Effect<string>) | undefined
   }
 >() {}

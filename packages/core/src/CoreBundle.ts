@@ -15,6 +15,7 @@ import type * as Operation from "./Operation.js"
 import type { Caller } from "./RequestContext.js"
 import * as Meter from "./Meter.js"
 import * as Outbound from "./Outbound.js"
+import * as PublicAddress from "./PublicAddress.js"
 import * as RateLimiter from "./RateLimiter.js"
 
 // The account group (credits and usage) is core's only operation group.
@@ -23,7 +24,7 @@ const groups: ReadonlyArray<Operation.Group<Meter.Meter | Caller>> = [AccountOpe
 /** @since 0.1.0 @category bundles */
 export const bundle = Bundle.make({
   name: "core",
-  layer: Layer.mergeAll(Accounts.layerSql, Meter.layerSql, RateLimiter.layerSql, Outbound.layerNotConfigured),
+  layer: Layer.mergeAll(Accounts.layerSql, Meter.layerSql, RateLimiter.layerSql, Outbound.layerNotConfigured, PublicAddress.layer),
   migrations: [CoreMigrations.migrations],
   groups,
   operators: [CreditsCommands.operators]

@@ -11,6 +11,7 @@ import * as Data from "effect/Data"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type * as Schema from "effect/Schema"
+import type { IncomingMessage, ServerResponse } from "node:http"
 
 /**
  * The body could not be read within the mount's limit: over it (the rest was never read), or cut short.
@@ -55,7 +56,21 @@ export interface Response {
   readonly body:
     | { readonly _tag: "Json"; readonly value: unknown }
     | { readonly _tag: "Text"; readonly text: string; readonly contentType: string }
+    | {
+      readonly _tag: "Node"
+      /**
+       * Hands the request, body unread, to a Node request listener that writes the whole answer itself: for a
+       * well-kept library that speaks `node:http` (the OAuth server). `status` and `headers` are then unused.
+       */
+      readonly serve: (request: IncomingMessage, response: ServerResponse) => Promise<void>
+    }
 }
+
+/** @since 0.1.0 @category constructors */
+export const node = (serve: (request: IncomingMessage, response: ServerResponse) => Promise<void>): Response => ({
+  status: 200,
+  body: { _tag: "Node", serve }
+})
 
 /** @since 0.1.0 @category constructors */
 export const json = (value: unknown, status = 200, headers?: Readonly<Record<string, string>>): Response => ({
@@ -113,6 +128,11 @@ export interface Description {
   readonly answers: ReadonlyArray<Answer>
   /** No credential is read: the route is public (it verifies its own signature or token, if any). */
   readonly public: boolean
+  /**
+   * Left out of OpenAPI: a path prefix (`/oauth/*`) whose endpoints a standard describes elsewhere (the OAuth
+   * server's are in its RFC 8414 metadata).
+   */
+  readonly undocumented?: boolean | undefined
 }
 
 /**

@@ -52,7 +52,8 @@ const workspaceOf = (url: string): string | undefined => {
  *
  * @since 0.1.0 @category constants
  */
-export const challenge = (realm = "service"): string => `Bearer realm="${realm}", ApiKey realm="${realm}", header="x-api-key"`
+export const challenge = (realm = "service", resourceMetadata?: string): string =>
+  `Bearer realm="${realm}"${resourceMetadata === undefined ? "" : `, resource_metadata="${resourceMetadata}"`}, ApiKey realm="${realm}", header="x-api-key"`
 
 const unauthorized = Effect.map(RequestId.get, (requestId) =>
   new Unauthorized({
@@ -72,7 +73,7 @@ export const layer: Layer.Layer<Authentication, never, Authenticator> = Layer.ef
     const check = (kind: "api_key" | "bearer") => (secret: Redacted.Redacted<string>) =>
       Redacted.value(secret).length === 0
         ? Effect.flatMap(unauthorized, Effect.fail)
-        : authenticator.authenticate({ kind, secret }).pipe(
+        : authenticator.authenticate({ kind, secret, resource: "api" }).pipe(
           Effect.catchTag("Unauthenticated", () => Effect.flatMap(unauthorized, Effect.fail))
         )
     const session = (secret: Redacted.Redacted<string>) =>

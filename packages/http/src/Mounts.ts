@@ -11,6 +11,7 @@ import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as OpenApiJsonSchema from "@effect/platform/OpenApiJsonSchema"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as Mount from "@service/core/Mount"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -21,13 +22,28 @@ import * as BodyReader from "./BodyReader.js"
 import * as RequestId from "./RequestId.js"
 import * as Routes from "./Routes.js"
 
-const respond = (answer: Mount.Response): HttpServerResponse.HttpServerResponse => {
+const respond = (answer: Mount.Response, request: HttpServerRequest.HttpServerRequest) => {
   const headers = answer.headers ?? {}
   switch (answer.body._tag) {
     case "Json":
-      return HttpServerResponse.unsafeJson(answer.body.value, { status: answer.status, headers })
+      return Effect.succeed(HttpServerResponse.unsafeJson(answer.body.value, { status: answer.status, headers }))
     case "Text":
-      return HttpServerResponse.text(answer.body.text, { status: answer.status, contentType: answer.body.contentType, headers })
+      return Effect.succeed(HttpServerResponse.text(answer.body.text, { status: answer.status, contentType: answer.body.contentType, headers }))
+    case "Node": {
+      const serve = answer.body.serve
+      const incoming = NodeHttpServerRequest.toIncomingMessage(request)
+      const outgoing = NodeHttpServerRequest.toServerResponse(request)
+      // The listener writes the whole answer; the server sends nothing more for a response already ended.
+      return Effect.promise(async () => {
+        await serve(incoming, outgoing)
+        if (!outgoing.writableEnded) {
+          await new Promise<void>((resolve) => {
+            outgoing.once("finish", resolve)
+            outgoing.once("close", resolve)
+          })
+        }
+      }).pipe(Effect.as(HttpServerResponse.empty()))
+    }
   }
 }
 
@@ -62,7 +78,7 @@ export const handler = <R>(mount: Mount.Mount<R>, context: Context.Context<R>) =
       requestId,
       body
     }).pipe(Effect.provide(context))
-    return respond(answer)
+    return yield* respond(answer, request)
   })
 
 /**
@@ -146,12 +162,15 @@ export const document = (routes: ReadonlyArray<Mount.Description>) => (spec: Jso
   const components = Predicate.isRecord(spec["components"]) ? spec["components"] : {}
   const defs: Record<string, unknown> = { ...(Predicate.isRecord(components["schemas"]) ? components["schemas"] : {}) }
   for (const route of routes) {
+    if (route.undocumented === true) continue
     const path = openApiPath(route.path)
     const item = Predicate.isRecord(paths[path]) ? paths[path] : {}
     paths[path] = { ...item, [route.method.toLowerCase()]: operation(route, defs) }
   }
   const tags = Array.isArray(spec["tags"]) ? spec["tags"] : []
   const known = new Set(tags.flatMap((tag) => (Predicate.isRecord(tag) && typeof tag["name"] === "string" ? [tag["name"]] : [])))
-  const added = [...new Set(routes.map((route) => route.tag))].filter((tag) => !known.has(tag)).map((name) => ({ name }))
+  const added = [...new Set(routes.filter((route) => route.undocumented !== true).map((route) => route.tag))]
+    .filter((tag) => !known.has(tag))
+    .map((name) => ({ name }))
   return { ...spec, paths, tags: [...tags, ...added], components: { ...components, schemas: defs } }
 }

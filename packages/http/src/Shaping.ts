@@ -13,11 +13,12 @@ import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { Authenticator } from "@service/core/Authenticator"
 import * as Operation from "@service/core/Operation"
 import * as Refusal from "@service/core/Refusal"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import type * as Layer from "effect/Layer"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as ApiError from "./ApiError.js"
 import * as Authentication from "./Authentication.js"
@@ -70,7 +71,7 @@ const notFound = <R>(table: Routes.Table<R>, method: string, pathname: string, r
   })
 }
 
-const shape = <R>(table: Routes.Table<R>, challenge: string, ownBodyLimits: ReadonlyArray<string>) =>
+const shape = <R>(table: Routes.Table<R>, challenge: Effect.Effect<string>, ownBodyLimits: ReadonlyArray<string>) =>
 (
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest> =>
@@ -115,7 +116,7 @@ const shape = <R>(table: Routes.Table<R>, challenge: string, ownBodyLimits: Read
               return notFound(table, request.method, pathname, requestId)
             }
             if (error instanceof ApiError.Unauthorized) {
-              return ApiError.respond(ApiError.Unauthorized, 401, error, { "www-authenticate": challenge })
+              return ApiError.respond(ApiError.Unauthorized, 401, error, { "www-authenticate": yield* challenge })
             }
             if (error instanceof HttpApiError.HttpApiDecodeError) {
               const issues = error.issues.map((issue) => ({ path: issue.path, message: issue.message, tag: issue._tag }))
@@ -153,6 +154,14 @@ const shape = <R>(table: Routes.Table<R>, challenge: string, ownBodyLimits: Read
  */
 export const layer = <R>(groups: ReadonlyArray<Operation.Group<R>>, options: Options = {}): Layer.Layer<never> => {
   const table = Routes.make(groups)
-  const challenge = Authentication.challenge(options.realm)
-  return HttpApiBuilder.middleware((app) => RequestId.withRequestId(shape(table, challenge, options.ownBodyLimits ?? [])(app)))
+  return Layer.unwrapEffect(Effect.gen(function*() {
+    // Where OAuth clients learn to get a token, when the application's Authenticator issues them (RFC 9728).
+    const authenticator = yield* Effect.serviceOption(Authenticator)
+    const metadata = Option.flatMap(authenticator, (found) => Option.fromNullable(found.resourceMetadata))
+    const challenge = Option.match(metadata, {
+      onNone: () => Effect.succeed(Authentication.challenge(options.realm)),
+      onSome: (url) => Effect.map(url("api"), (at) => Authentication.challenge(options.realm, at))
+    })
+    return HttpApiBuilder.middleware((app) => RequestId.withRequestId(shape(table, challenge, options.ownBodyLimits ?? [])(app)))
+  }))
 }

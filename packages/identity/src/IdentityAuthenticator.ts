@@ -1,6 +1,7 @@
 /**
- * The Authenticator every transport uses: API keys (and the bearer tokens core stores) through core's adapter, and
- * sessions: a signed-in person acting in the workspace the request names, with their role there. A session holds
+ * The Authenticator every transport uses: API keys (and the bearer tokens core stores) through core's adapter, OAuth
+ * access tokens (a person, the workspace they chose on the consent page, the scopes they granted, for the resource
+ * the token is bound to), and sessions: a signed-in person acting in the workspace the request names, with their role there. A session holds
  * every scope but `commercial:activate`, which spends money and is never implicit (decision 0067); a request that
  * changes something with a session must carry its CSRF token.
  *
@@ -14,6 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import { OAuthServer } from "./OAuthServer.js"
 import { People } from "./People.js"
 import { Sessions } from "./Sessions.js"
 
@@ -27,6 +29,24 @@ export const make = Effect.gen(function*() {
   const keys = yield* Authenticator
   const sessions = yield* Sessions
   const people = yield* People
+  const oauth = yield* OAuthServer
+
+  // A token's person acts with their role in the workspace they chose, as long as they are still a member there.
+  const bearer = (credential: PresentedCredential) =>
+    Effect.gen(function*() {
+      const grant = yield* oauth.accessToken(credential.secret, credential.resource ?? "api")
+      if (Option.isNone(grant)) return yield* keys.authenticate(credential)
+      const person = yield* people.find(grant.value.personId)
+      const membership = (yield* people.memberships(grant.value.personId)).find((m) => m.workspace.id === grant.value.workspaceId)
+      if (Option.isNone(person) || membership === undefined) return yield* new Unauthenticated()
+      return new Principal({
+        workspace: membership.workspace,
+        person: Option.some(person.value.person),
+        role: membership.role,
+        scopes: [...grant.value.scopes],
+        credential: { id: CredentialId.make(grant.value.grantId), kind: "bearer" }
+      })
+    }).pipe(Effect.withSpan("Authenticator.bearer"))
 
   const session = (credential: PresentedCredential) =>
     Effect.gen(function*() {
@@ -55,7 +75,9 @@ export const make = Effect.gen(function*() {
     }).pipe(Effect.withSpan("Authenticator.session"))
 
   return Authenticator.of({
-    authenticate: (credential) => credential.kind === "session" ? session(credential) : keys.authenticate(credential)
+    authenticate: (credential) =>
+      credential.kind === "session" ? session(credential) : credential.kind === "bearer" ? bearer(credential) : keys.authenticate(credential),
+    resourceMetadata: oauth.resourceMetadataUrl
   })
 })
 
@@ -64,4 +86,4 @@ export const make = Effect.gen(function*() {
  *
  * @since 0.1.0 @category layers
  */
-export const layer: Layer.Layer<Authenticator, never, Authenticator | Sessions | People> = Layer.effect(Authenticator, make)
+export const layer: Layer.Layer<Authenticator, never, Authenticator | Sessions | People | OAuthServer> = Layer.effect(Authenticator, make)

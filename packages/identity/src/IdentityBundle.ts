@@ -8,6 +8,7 @@
  */
 import type { Accounts } from "@service/core/Accounts"
 import * as Bundle from "@service/core/Bundle"
+import type * as Mount from "@service/core/Mount"
 import type * as Operation from "@service/core/Operation"
 import type { Caller } from "@service/core/RequestContext"
 import * as Layer from "effect/Layer"
@@ -21,22 +22,26 @@ import * as Invitations from "./Invitations.js"
 import * as KeyOperations from "./KeyOperations.js"
 import * as MemberOperations from "./MemberOperations.js"
 import * as Members from "./Members.js"
+import * as OAuthRoutes from "./OAuthRoutes.js"
+import * as OAuthServer from "./OAuthServer.js"
 import * as Passwords from "./Passwords.js"
 import * as People from "./People.js"
-import * as PublicAddress from "./PublicAddress.js"
 import * as Sessions from "./Sessions.js"
 import * as SignInPages from "./SignInPages.js"
 
-const base = Layer.mergeAll(Passwords.layer, Sessions.layer, PublicAddress.layer, Invitations.layer)
+const base = Layer.mergeAll(Passwords.layer, Sessions.layer, Invitations.layer)
 const people = People.layer.pipe(Layer.provideMerge(base))
+const oauth = OAuthServer.layer.pipe(Layer.provideMerge(people))
 
 /** @since 0.1.0 @category layers */
-export const layer = Layer.mergeAll(Members.layer, IdentityAuthenticator.layer).pipe(Layer.provideMerge(people))
+export const layer = Layer.mergeAll(Members.layer, IdentityAuthenticator.layer).pipe(Layer.provideMerge(oauth))
 
 /** What running the identity operations needs. @since 0.1.0 @category models */
 export type Requirements = Accounts | InvitationOperations.Requirements
 
 const groups: ReadonlyArray<Operation.Group<Requirements | Caller>> = [KeyOperations.group, MemberOperations.group, InvitationOperations.group]
+
+const mounts: ReadonlyArray<Mount.Mount<SignInPages.Requirements | OAuthRoutes.Requirements>> = [...SignInPages.mounts, ...OAuthRoutes.mounts]
 
 /** @since 0.1.0 @category bundles */
 export const bundle = Bundle.make({
@@ -44,7 +49,7 @@ export const bundle = Bundle.make({
   layer,
   migrations: [IdentityMigrations.migrations],
   groups,
-  mounts: SignInPages.mounts,
+  mounts,
   operators: IdentityCommands.operators,
   demo: [IdentityDemo.demoPerson],
   fixture: IdentityFixture.fixture

@@ -25,7 +25,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { Email, People } from "./People.js"
-import { PublicAddress } from "./PublicAddress.js"
+import { PublicAddress } from "@service/core/PublicAddress"
 
 const Slug = WorkspaceSlug.annotations({ description: "The workspace's slug: lower-case letters, digits and hyphens." })
 
@@ -76,7 +76,7 @@ export const peopleCreate = OperatorCommand.make({
           WeakPassword: (weak) => Effect.fail(OperatorCommand.usage(weak.message))
         })
       )
-      const address = yield* PublicAddress
+      const address = yield* (yield* PublicAddress).get
       const password = created.generated ? Redacted.value(created.password) : undefined
       return {
         json: {

@@ -17,7 +17,7 @@ import { randomUUID } from "node:crypto"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { Email, People } from "./People.js"
-import { PublicAddress } from "./PublicAddress.js"
+import { PublicAddress } from "@service/core/PublicAddress"
 
 /** The demo owner's address (RFC 2606 reserves `example`). @since 0.1.0 @category constants */
 export const demoEmail = Schema.decodeSync(Email)("owner@demo.example")
@@ -59,7 +59,7 @@ const writeFile = (path: string, value: string) =>
 export const ensureDemoPerson = Effect.gen(function*() {
   const accounts = yield* Accounts
   const people = yield* People
-  const address = yield* PublicAddress
+  const address = yield* (yield* PublicAddress).get
   const workspace = yield* accounts.findWorkspaceBySlug("demo")
   if (Option.isNone(workspace)) return "no demo workspace"
   const owner = (yield* accounts.listMembers(workspace.value.id)).find((member) => member.role === "owner")

@@ -1,16 +1,18 @@
 /**
- * The `identity` schema's migrations: passwords, sign-in failures, sessions and invitations. People, workspaces,
+ * The `identity` schema's migrations: passwords, sign-in failures, sessions, invitations, and the OAuth server's store. People, workspaces,
  * memberships and keys stay in `core`, which every domain reads through the Authenticator.
  *
  * @since 0.1.0
  */
 import identity from "./migrations/0001_identity.js"
+import oauth from "./migrations/0002_oauth.js"
 
 /** @since 0.1.0 @category migrations */
 export const migrations = {
   name: "identity",
   dependsOn: ["core"],
   migrations: {
-    "0001_identity": identity
+    "0001_identity": identity,
+    "0002_oauth": oauth
   }
 } as const

@@ -22,7 +22,7 @@ import { type Invitation, Invitations, lifetimeDays } from "./Invitations.js"
 import { accessWrite } from "./KeyOperations.js"
 import { Members } from "./Members.js"
 import { Email } from "./People.js"
-import { PublicAddress } from "./PublicAddress.js"
+import { PublicAddress } from "@service/core/PublicAddress"
 
 const strict = { parseOptions: { onExcessProperty: "error" } } as const
 
@@ -88,7 +88,7 @@ export const invitationsCreate = kit.make({
         return yield* refuse("already_member", `${input.email} is already a member of this workspace.`, "Change their role with members set-role instead.", { field: "email" })
       }
       const created = yield* (yield* Invitations).create({ workspaceId: caller.workspace.id, email: input.email, role: input.role, invitedBy: inviter.id })
-      const address = yield* PublicAddress
+      const address = yield* (yield* PublicAddress).get
       const now = yield* Clock.currentTimeMillis
       return { ...viewOf(created.invitation, now), accept_url: `${address.base}${acceptPath(Redacted.value(created.token))}` }
     })

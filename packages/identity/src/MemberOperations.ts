@@ -109,7 +109,7 @@ export const memberRemove = kit.make({
   name: "member_remove",
   title: "Remove a member",
   description:
-    "Owner or admin person only: removes a member from the workspace. Their sessions end and their personal keys in the workspace are revoked at once. Only an owner removes an owner; never the last one.",
+    "Owner or admin person only: removes a member from the workspace. Their sessions end, and their personal keys and OAuth grants in the workspace are revoked, at once. Only an owner removes an owner; never the last one.",
   refuses: ["member_not_found", "last_owner", "role_not_allowed"],
   annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: false },
   authorize: requireOwnerOrAdminPerson,
@@ -120,7 +120,8 @@ export const memberRemove = kit.make({
   output: Schema.Struct({
     removed: MemberView,
     sessions_ended: Schema.Int,
-    keys_revoked: Schema.Int
+    keys_revoked: Schema.Int,
+    grants_revoked: Schema.Int.annotations({ description: "OAuth grants (MCP clients, the CLI) the member gave in this workspace." })
   }).annotations({ identifier: "RemovedMember" }),
   capability: {
     question: "How do I take someone out of this workspace?",
@@ -133,7 +134,12 @@ export const memberRemove = kit.make({
       const removed = yield* (yield* Members).remove({ workspaceId: caller.workspace.id, actor: caller.role, personId: input.person_id }).pipe(
         Effect.catchTag("MemberRefused", (refused) => Effect.fail(fromRefused(refused)))
       )
-      return { removed: viewOf(removed.member), sessions_ended: removed.sessionsEnded, keys_revoked: removed.keysRevoked }
+      return {
+        removed: viewOf(removed.member),
+        sessions_ended: removed.sessionsEnded,
+        keys_revoked: removed.keysRevoked,
+        grants_revoked: removed.grantsRevoked
+      }
     })
 })
 

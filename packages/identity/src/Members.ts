@@ -1,8 +1,8 @@
 /**
  * The members of a workspace and what owners and admins do with them: list, change a role, remove. The rules:
  * only an owner gives or takes the owner role or acts on an owner; an admin acts on admins and members; the last
- * owner can be neither demoted nor removed. Removing a member ends, at once, their sessions and the personal keys
- * they hold in the workspace (a key of a person who is no longer a member already authenticates nobody).
+ * owner can be neither demoted nor removed. Removing a member ends, at once, their sessions, the personal keys
+ * they hold in the workspace and the OAuth grants they gave in it (a key of a person who is no longer a member already authenticates nobody).
  *
  * @since 0.1.0
  */
@@ -15,6 +15,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import { OAuthServer } from "./OAuthServer.js"
 import { Sessions } from "./Sessions.js"
 
 /** @since 0.1.0 @category models */
@@ -41,6 +42,7 @@ export interface Removed {
   readonly member: Member
   readonly sessionsEnded: number
   readonly keysRevoked: number
+  readonly grantsRevoked: number
 }
 
 /**
@@ -83,6 +85,7 @@ export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const accounts = yield* Accounts
   const sessions = yield* Sessions
+  const oauth = yield* OAuthServer
   const decode = Schema.decodeUnknown(Schema.Array(MemberRow))
 
   const list = (workspaceId: WorkspaceId) =>
@@ -141,11 +144,12 @@ export const make = Effect.gen(function*() {
       yield* sql`DELETE FROM core.members WHERE workspace_id = ${input.workspaceId} AND person_id = ${input.personId}`
       const keysRevoked = yield* accounts.revokeKeysOf(input.workspaceId, input.personId)
       const sessionsEnded = yield* sessions.endAllOf(input.personId)
-      return { member, sessionsEnded, keysRevoked } satisfies Removed
+      const grantsRevoked = yield* oauth.revokeGrantsOf(input.personId, input.workspaceId)
+      return { member, sessionsEnded, keysRevoked, grantsRevoked } satisfies Removed
     }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.catchTag("ParseError", Effect.die))
 
   return Members.of({ list, setRole, remove })
 })
 
 /** @since 0.1.0 @category layers */
-export const layer: Layer.Layer<Members, never, SqlClient.SqlClient | Accounts | Sessions> = Layer.effect(Members, make)
+export const layer: Layer.Layer<Members, never, SqlClient.SqlClient | Accounts | Sessions | OAuthServer> = Layer.effect(Members, make)

@@ -22,7 +22,7 @@ import * as Schema from "effect/Schema"
 import { cookies, escape, page, pageHeaders, safeReturn } from "./internal/html.js"
 import { Invitations } from "./Invitations.js"
 import { People, type Someone } from "./People.js"
-import { PublicAddress } from "./PublicAddress.js"
+import { PublicAddress } from "@service/core/PublicAddress"
 import * as Sessions from "./Sessions.js"
 
 const tag = "Sign-in"
@@ -171,7 +171,7 @@ export const signIn = Mount.make({
   public: true,
   handle: (request) =>
     Effect.gen(function*() {
-      const address = yield* PublicAddress
+      const address = yield* (yield* PublicAddress).get
       if (!sameOrigin(request, address.base)) {
         return Mount.json({ code: "BAD_REQUEST", message: "A sign-in from another site is refused." }, 403)
       }
@@ -252,7 +252,7 @@ export const signOut = Mount.make({
   public: true,
   handle: (request) =>
     Effect.gen(function*() {
-      const address = yield* PublicAddress
+      const address = yield* (yield* PublicAddress).get
       const clear = setCookie(address.secure, "", 0)
       const secret = sessionSecret(request)
       if (Option.isNone(secret)) return Mount.text("", "text/plain", 303, { location: "/sign-in", "set-cookie": clear })

@@ -7,6 +7,7 @@ import { Accounts } from "@service/core/Accounts"
 import { Authenticator } from "@service/core/Authenticator"
 import { WorkspaceSlug } from "@service/core/Ids"
 import * as Data from "effect/Data"
+import { Scope } from "@service/core/Principal"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -35,17 +36,8 @@ export class DemoKeyFileError extends Data.TaggedError("DemoKeyFileError")<{ rea
   }
 }
 
-// Every scope but commercial:activate, which is never implicit (it spends money).
-const scopes = [
-  "market_data:read",
-  "commercial:read",
-  "topics:write",
-  "saved_searches:write",
-  "crm:write",
-  "door:admin",
-  "events:write",
-  "access:write"
-] as const
+// Every scope but commercial:activate, which is never implicit (it spends money), and the transitional context:read.
+const scopes = Scope.literals.filter((scope) => scope !== "commercial:activate" && scope !== "context:read")
 
 // Same shape as the keys Accounts generates, so the demo key reads like any other.
 const newSecret = (): string => `svc_key_${randomBytes(32).toString("base64url")}`

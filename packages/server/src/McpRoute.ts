@@ -8,10 +8,11 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type * as App from "@service/app/App"
 import { Authenticator, type PresentedCredential } from "@service/core/Authenticator"
 import type * as Mount from "@service/core/Mount"
+import * as ApiError from "@service/http/ApiError"
+import * as Authentication from "@service/http/Authentication"
 import * as RequestId from "@service/http/RequestId"
 import * as McpHandler from "@service/mcp/McpHandler"
 import * as Effect from "effect/Effect"
@@ -23,11 +24,11 @@ export const serverInfo = { name: "service", version: "0.1.0" } as const
 
 const credentialOf = (headers: Readonly<Record<string, string | undefined>>): Option.Option<PresentedCredential> => {
   const apiKey = headers["x-api-key"]
-  if (apiKey !== undefined && apiKey.length > 0) return Option.some({ kind: "api_key", secret: Redacted.make(apiKey) })
+  if (apiKey !== undefined && apiKey.length > 0) return Option.some({ kind: "api_key", secret: Redacted.make(apiKey), resource: "mcp" })
   const authorization = headers["authorization"]
   const match = authorization === undefined ? null : /^Bearer\s+(.+)$/i.exec(authorization)
   const token = match?.[1]
-  return token === undefined ? Option.none() : Option.some({ kind: "bearer", secret: Redacted.make(token) })
+  return token === undefined ? Option.none() : Option.some({ kind: "bearer", secret: Redacted.make(token), resource: "mcp" })
 }
 
 /**
@@ -53,7 +54,12 @@ export const description: Mount.Description = {
   body: { maxBytes: 4 * 1024 * 1024, contentTypes: ["application/json"], description: "A JSON-RPC message (or a 2025-era batch of at most 10)." },
   answers: [
     { status: 200, description: "The JSON-RPC answer." },
-    { status: 401, description: "No valid credential." }
+    {
+      status: 401,
+      description: "No valid credential: the same body as the REST API's, and WWW-Authenticate names the endpoint's OAuth metadata (resource_metadata).",
+      schema: ApiError.Unauthorized,
+      headers: { "www-authenticate": "Bearer realm=\"service\", resource_metadata=\"…/.well-known/oauth-protected-resource/mcp\", ApiKey …" }
+    }
   ],
   public: false
 }
@@ -63,6 +69,8 @@ export const layer = <S, E, D, R>(app: App.Application<S, E, D, R>) =>
   HttpApiBuilder.Router.use((router) =>
     Effect.gen(function*() {
       const authenticator = yield* Authenticator
+      const metadata = authenticator.resourceMetadata
+      const challenge = metadata === undefined ? Effect.succeed(Authentication.challenge()) : Effect.map(metadata("mcp"), (url) => Authentication.challenge("service", url))
       const mcp = yield* McpHandler.makeWebHandler(handlerOptions(app))
       yield* Effect.addFinalizer(() => Effect.promise(() => mcp.close()))
       const serve = Effect.gen(function*() {
@@ -73,14 +81,13 @@ export const layer = <S, E, D, R>(app: App.Application<S, E, D, R>) =>
           ? Option.none()
           : yield* authenticator.authenticate(credential.value).pipe(Effect.option)
         if (Option.isNone(principal)) {
-          return HttpServerResponse.unsafeJson(
-            {
-              code: "UNAUTHENTICATED",
-              message: "Authentication required: send a valid API key in x-api-key or a bearer token in Authorization.",
-              request_id: requestId
-            },
-            { status: 401, headers: { "www-authenticate": "Bearer" } }
-          )
+          // The REST API's 401, body and challenge, with this endpoint's metadata.
+          return ApiError.respond(ApiError.Unauthorized, 401, new ApiError.Unauthorized({
+            statusCode: 401,
+            code: "UNAUTHENTICATED",
+            message: "Authentication required: send a valid API key in x-api-key or a bearer token in Authorization.",
+            request_id: requestId
+          }), { "www-authenticate": yield* challenge })
         }
         return yield* HttpApp.fromWebHandler((webRequest) => mcp.handle(webRequest, principal.value))
       })

@@ -11,14 +11,18 @@
  * @since 0.1.0
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type * as App from "@service/app/App"
 import type * as Operation from "@service/core/Operation"
+import { PublicAddress } from "@service/core/PublicAddress"
 import * as Health from "@service/http/Health"
 import * as HttpLayer from "@service/http/HttpLayer"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { createServer } from "node:http"
+import * as Cors from "./Cors.js"
 import * as McpRoute from "./McpRoute.js"
 import * as Readiness from "./Readiness.js"
 import * as Workers from "./Workers.js"
@@ -32,6 +36,7 @@ import * as Workers from "./Workers.js"
 export const routes = <S, E, D, R>(app: App.Application<S, E, D, R>) =>
   Layer.mergeAll(
     McpRoute.layer(app),
+    Cors.layer,
     Workers.embedded(app),
     HttpLayer.layer<R, Exclude<R, Operation.Provided> | Health.Readiness>(app.groups, { mounts: [...app.mounts, ...Health.mounts], documented: [McpRoute.description] })
   ).pipe(Layer.provide(Readiness.layer(app)))
@@ -47,13 +52,28 @@ export const routes = <S, E, D, R>(app: App.Application<S, E, D, R>) =>
 export const nodeServer = () => createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000 })
 
 /**
+ * Tells the application's PublicAddress where the server listens (a port picked at random included), so the links
+ * and OAuth identifiers it hands out point here when SERVICE_PUBLIC_URL is not set.
+ *
+ * @since 0.1.0 @category layers
+ */
+export const announceAddress = (host: string, port: number) =>
+  Effect.flatMap(Effect.serviceOption(PublicAddress), Option.match({ onNone: () => Effect.void, onSome: (address) => address.listening(host, port) }))
+
+const announced = Layer.effectDiscard(
+  Effect.gen(function*() {
+    const address = (yield* HttpServer.HttpServer).address
+    if (address._tag === "TcpAddress") yield* announceAddress(address.hostname, address.port)
+  })
+)
+
+/**
  * Serves `app` on a port (0 picks a free one). Needs the application's services (`app.layer`).
  *
  * @since 0.1.0 @category layers
  */
 export const layer = <S, E, D, R>(app: App.Application<S, E, D, R>, options: { readonly port: number; readonly host: string }) =>
-  HttpApiBuilder.serve().pipe(
-    Layer.provide(routes(app)),
+  Layer.merge(HttpApiBuilder.serve().pipe(Layer.provide(routes(app))), announced).pipe(
     Layer.provideMerge(NodeHttpServer.layer(nodeServer, { port: options.port, host: options.host }))
   )
 

@@ -58,6 +58,8 @@ export const run = <S, E, D, R>(application: App.Application<S, E, D, R>, { app,
     const dataDir = yield* Database.dataDirConfig
     const services = yield* Layer.build(application.layerFromConfig())
     const info = yield* Database.DatabaseInfo.pipe(Effect.provide(services))
+    const listening = new URL(base)
+    yield* Server.announceAddress(listening.hostname, Number(listening.port)).pipe(Effect.provide(services))
     yield* Ref.set(phase, "bootstrapping the demo workspace")
     const demo = yield* ensureDemo(demoKey, NodePath.join(dataDir, DEMO_KEY_FILE_NAME)).pipe(Effect.provide(services))
     yield* Deferred.succeed(app, yield* Server.makeApp(application).pipe(Effect.provide(services)))
@@ -81,7 +83,7 @@ export const run = <S, E, D, R>(application: App.Application<S, E, D, R>, { app,
           })`,
         `  OpenAPI     ${base}/openapi.json`,
         `  API docs    ${base}/docs`,
-        `  MCP         ${base}/mcp  (streamable HTTP; same x-api-key)`,
+        `  MCP         ${base}/mcp  (streamable HTTP; same x-api-key, or OAuth)`,
         `  Probes      ${base}/health  ${base}/ready`,
         ...statuses,
         ``,

@@ -4,6 +4,7 @@
 export * as Demo from "./Demo.js"
 export * as Listener from "./Listener.js"
 export * as Main from "./Main.js"
+export * as Cors from "./Cors.js"
 export * as McpRoute from "./McpRoute.js"
 export * as McpStdio from "./McpStdio.js"
 export * as Readiness from "./Readiness.js"

@@ -8,7 +8,7 @@ export const page = (title: string, body: string): string =>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>${escape(title)}</title>
 <style>
 body { font: 16px/1.5 system-ui, sans-serif; max-width: 28rem; margin: 3rem auto; padding: 0 1rem; color: #1a1a1a; }
@@ -31,7 +31,7 @@ export const pageHeaders: Readonly<Record<string, string>> = {
   "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   "x-frame-options": "DENY",
   "cache-control": "no-store",
-  "referrer-policy": "no-referrer"
+  "referrer-policy": "same-origin"
 }
 
 /** The cookies of a `cookie` header. */
