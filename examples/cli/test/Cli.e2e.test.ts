@@ -35,6 +35,9 @@ import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import { execFile, spawn as spawnChild } from "node:child_process"
 import { randomBytes } from "node:crypto"
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 
 const API_KEY = "svc_key_cli_e2e_0123456789abcdef"
@@ -239,6 +242,22 @@ for (const database of TestDatabase.targets()) {
         const run = yield* service([...connection(baseUrl, "svc_key_wrong_0123456789abcdef"), "market", "capabilities"])
         assert.strictEqual(run.code, EXIT.denied, run.stderr)
         assert.include(run.stderr, "HTTP 401")
+      }))
+
+    it.effect("beside a local npm start, the demo workspace's kept key is used when none is given; another workspace still needs one", () =>
+      Effect.gen(function*() {
+        const { baseUrl } = yield* Target
+        const dataDir = mkdtempSync(join(tmpdir(), "cli-demo-key-"))
+        const none = yield* service(["--base-url", baseUrl, "account", "usage", "--json"], { SERVICE_DATA_DIR: dataDir })
+        assert.strictEqual(none.code, EXIT.denied, none.stderr)
+        assert.include(none.stderr, "NO_API_KEY")
+        writeFileSync(join(dataDir, "demo-api-key"), `${API_KEY}\n`, { mode: 0o600 })
+        const kept = yield* service(["--base-url", baseUrl, "account", "usage", "--json"], { SERVICE_DATA_DIR: dataDir })
+        assert.strictEqual(kept.code, EXIT.ok, kept.stderr)
+        assert.property(parseJson(kept.stdout), "balance")
+        const elsewhere = yield* service(["--base-url", baseUrl, "--workspace", "acme", "account", "usage"], { SERVICE_DATA_DIR: dataDir })
+        assert.strictEqual(elsewhere.code, EXIT.denied, elsewhere.stderr)
+        assert.include(elsewhere.stderr, "NO_API_KEY")
       }))
 
     it.effect("capabilities prints the operations, as summary and as JSON", () =>

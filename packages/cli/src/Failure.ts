@@ -109,7 +109,8 @@ export const unexpected = (message: string, body?: unknown): Failure => Failure.
 export const missingApiKey: Failure = Failure.Denied({
   status: undefined,
   code: "NO_API_KEY",
-  message: "No API key: pass --api-key <key> (before the command words) or set SERVICE_API_KEY.",
+  message:
+    "No API key: pass --api-key <key> (before the command words) or set SERVICE_API_KEY (beside a local npm start, the demo workspace's key in .data/demo-api-key is read by itself).",
   requestId: undefined,
   body: undefined
 })

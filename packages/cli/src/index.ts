@@ -4,6 +4,7 @@
 export * as Cli from "./Cli.js"
 export * as ColorPolicy from "./ColorPolicy.js"
 export * as CommandTree from "./CommandTree.js"
+export * as DemoKey from "./DemoKey.js"
 export * as Failure from "./Failure.js"
 export * as Format from "./Format.js"
 export * as Help from "./Help.js"
