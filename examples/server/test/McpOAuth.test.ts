@@ -233,6 +233,65 @@ for (const target of TestDatabase.targets()) {
       }))
 
     it.effect.skipIf(!existsSync(CHROMIUM))(
+      "the CLI's device grant: the person enters nothing but the link, signs in and consents; the token is bound to the REST API and opens nothing else",
+      () =>
+        Effect.gen(function*() {
+          const { baseUrl } = yield* Running
+          const form = (fields: Readonly<Record<string, string>>) => ({
+            method: "POST",
+            headers: { "content-type": "application/x-www-form-urlencoded" },
+            body: new URLSearchParams(fields).toString()
+          })
+          const device = Schema.decodeUnknownSync(Schema.Struct({ device_code: Schema.String, user_code: Schema.String, verification_uri_complete: Schema.String }))(
+            yield* Effect.promise(() =>
+              fetch(`${baseUrl}/oauth/device/auth`, form({ client_id: "service-cli", scope: "market_data:read access:write commercial:activate", resource: `${baseUrl}/api/v1` })).then((r) => r.json())
+            )
+          )
+          const pending = yield* Effect.promise(() =>
+            fetch(`${baseUrl}/oauth/token`, form({ grant_type: "urn:ietf:params:oauth:grant-type:device_code", device_code: device.device_code, client_id: "service-cli" })).then((r) => r.json())
+          )
+          assert.deepInclude(pending, { error: "authorization_pending" })
+
+          const browser = yield* Effect.acquireRelease(
+            Effect.promise(() => chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"] })),
+            (opened) => Effect.promise(() => opened.close())
+          )
+          const seen = yield* Effect.promise(async () => {
+            const page = await (await browser.newContext()).newPage()
+            await page.goto(device.verification_uri_complete)
+            const confirm = await page.locator("body").innerText()
+            await Promise.all([page.waitForNavigation(), page.click("button[type=submit] >> nth=0")])
+            await page.fill("#email", EMAIL)
+            await page.fill("#password", PASSWORD)
+            await Promise.all([page.waitForNavigation(), page.click("button[type=submit]")])
+            await page.waitForSelector("select#workspace")
+            const boxes = await page.locator("input[name=scope]").evaluateAll((inputs) =>
+              inputs.map((input) => `${input.getAttribute("value") ?? ""}=${String(input instanceof HTMLInputElement && input.checked)}`)
+            )
+            await Promise.all([page.waitForNavigation(), page.click("button[value=allow]")])
+            return { confirm, boxes, done: await page.locator("h1").innerText() }
+          })
+          assert.include(seen.confirm, device.user_code)
+          assert.deepStrictEqual(seen.boxes, ["market_data:read=true", "commercial:activate=false", "access:write=true"])
+          assert.strictEqual(seen.done, "Signed in")
+
+          const token = Schema.decodeUnknownSync(Schema.Struct({ access_token: Schema.String, refresh_token: Schema.String, scope: Schema.String }))(
+            yield* Effect.promise(() =>
+              fetch(`${baseUrl}/oauth/token`, form({ grant_type: "urn:ietf:params:oauth:grant-type:device_code", device_code: device.device_code, client_id: "service-cli" })).then((r) => r.json())
+            )
+          )
+          assert.strictEqual(token.scope, "market_data:read access:write")
+          const me = yield* Effect.promise(() =>
+            fetch(`${baseUrl}/api/v1/workspaces/acme/whoami`, { headers: { authorization: `Bearer ${token.access_token}` } }).then(async (r) => ({ status: r.status, body: await r.json() }))
+          )
+          assert.strictEqual(me.status, 200)
+          assert.deepInclude(me.body, { role: "owner", scopes: ["market_data:read", "access:write"] })
+          // Bound to the REST API (RFC 8707): the MCP endpoint refuses it.
+          assert.strictEqual((yield* mcpPing(baseUrl, token.access_token)).status, 401)
+        }).pipe(Effect.scoped)
+    )
+
+    it.effect.skipIf(!existsSync(CHROMIUM))(
       "discovery, registration, sign-in and consent in Chromium, tools, a metered call, a subscription as the person, refresh, reuse detection and revocation; commercial:activate only when ticked",
       () =>
         Effect.gen(function*() {

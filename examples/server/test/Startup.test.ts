@@ -74,6 +74,9 @@ layer(Env, { timeout: "180 seconds", excludeTestServices: true })("probes", (it)
     }))
 })
 
+/** A text to match as it is. */
+const literally = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
 describe("npm start", () => {
   it.scoped("answers /health, serves, then /ready once the corpus is published; one data folder, one process, one demo key", () =>
     Effect.gen(function*() {
@@ -86,6 +89,11 @@ describe("npm start", () => {
       assert.strictEqual(health.status, 200)
       const { key, note } = yield* bannerKey(first)
       assert.include(note, "new")
+      // The demo person: the banner says where to sign in and where the password is kept.
+      const passwordFile = NodePath.join(dataDir, "demo-password")
+      yield* Effect.promise(() =>
+        first.waitFor(new RegExp(literally(`Sign in     owner@demo.example at http://127.0.0.1:${port}/sign-in (password in ${passwordFile}, mode 0600: new)`)))
+      )
       yield* Effect.promise(() => first.waitFor(/Published the demo corpus \S+ after \d+ ms: (\d+) supplier observations/))
       const ready = yield* get(`http://127.0.0.1:${port}/ready`)
       assert.strictEqual(ready.status, 200, ready.body)
@@ -115,6 +123,17 @@ describe("npm start", () => {
         fetch(`http://127.0.0.1:${thirdPort}/api/v1/workspaces/demo/market-data/capabilities/compact`, { headers: { "x-api-key": key } })
       )
       assert.strictEqual(capabilities.status, 200)
+      // The kept password signs the demo person in, on this start as on the first.
+      assert.strictEqual((yield* Effect.promise(() => NodeFs.stat(passwordFile))).mode & 0o777, 0o600)
+      const password = (yield* Effect.promise(() => NodeFs.readFile(passwordFile, "utf8"))).trim()
+      const signIn = yield* Effect.promise(() =>
+        fetch(`http://127.0.0.1:${thirdPort}/sign-in`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ email: "owner@demo.example", password })
+        })
+      )
+      assert.strictEqual(signIn.status, 200)
     }), { timeout: hangGuard })
 
   it.scoped("a port in use is one line on stderr with the fix, no stack trace", () =>

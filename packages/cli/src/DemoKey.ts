@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import * as Config from "effect/Config"
+import { dataDirConfig } from "@service/core/LocalKeys"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -15,20 +15,13 @@ import * as NodePath from "node:path"
 /** The file the server keeps the demo key in. @since 0.1.0 @category constants */
 export const fileName = "demo-api-key"
 
-const dataDir = Config.string("SERVICE_DATA_DIR").pipe(
-  Config.map((dir) => dir.trim()),
-  Config.option,
-  Config.map(Option.filter((dir) => dir.length > 0)),
-  Config.map(Option.getOrElse(() => ".data"))
-)
-
 /**
  * The kept demo key, when there is one to read.
  *
  * @since 0.1.0 @category credentials
  */
 export const read: Effect.Effect<Option.Option<Redacted.Redacted<string>>> = Effect.gen(function*() {
-  const dir = yield* Effect.orElseSucceed(dataDir, () => ".data")
+  const dir = yield* Effect.orElseSucceed(dataDirConfig, () => ".data")
   const text = yield* Effect.option(Effect.tryPromise(() => NodeFs.readFile(NodePath.join(dir, fileName), "utf8")))
   return Option.flatMap(text, (value) => (value.trim() === "" ? Option.none() : Option.some(Redacted.make(value.trim()))))
 })

@@ -28,6 +28,7 @@ import * as Passwords from "./Passwords.js"
 import * as People from "./People.js"
 import * as Sessions from "./Sessions.js"
 import * as SignInPages from "./SignInPages.js"
+import * as WhoamiOperations from "./WhoamiOperations.js"
 
 const base = Layer.mergeAll(Passwords.layer, Sessions.layer, Invitations.layer)
 const people = People.layer.pipe(Layer.provideMerge(base))
@@ -39,7 +40,12 @@ export const layer = Layer.mergeAll(Members.layer, IdentityAuthenticator.layer).
 /** What running the identity operations needs. @since 0.1.0 @category models */
 export type Requirements = Accounts | InvitationOperations.Requirements
 
-const groups: ReadonlyArray<Operation.Group<Requirements | Caller>> = [KeyOperations.group, MemberOperations.group, InvitationOperations.group]
+const groups: ReadonlyArray<Operation.Group<Requirements | Caller>> = [
+  KeyOperations.group,
+  MemberOperations.group,
+  InvitationOperations.group,
+  WhoamiOperations.group
+]
 
 const mounts: ReadonlyArray<Mount.Mount<SignInPages.Requirements | OAuthRoutes.Requirements>> = [...SignInPages.mounts, ...OAuthRoutes.mounts]
 

@@ -8,6 +8,7 @@
  */
 import { Accounts } from "@service/core/Accounts"
 import type * as Bundle from "@service/core/Bundle"
+import { dataDirConfig } from "@service/core/LocalKeys"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -24,13 +25,6 @@ export const demoEmail = Schema.decodeSync(Email)("owner@demo.example")
 
 /** The file in SERVICE_DATA_DIR that keeps a generated demo password. @since 0.1.0 @category constants */
 export const passwordFileName = "demo-password"
-
-const dataDir = Config.string("SERVICE_DATA_DIR").pipe(
-  Config.map((dir) => dir.trim()),
-  Config.option,
-  Config.map(Option.filter((dir) => dir.length > 0)),
-  Config.map(Option.getOrElse(() => ".data"))
-)
 
 const readFile = (path: string) =>
   Effect.tryPromise(() => NodeFs.readFile(path, "utf8")).pipe(
@@ -75,7 +69,7 @@ export const ensureDemoPerson = Effect.gen(function*() {
     yield* people.setPassword(owner.person.id, fixed.value).pipe(Effect.orDie)
     return `${signIn} (password: SERVICE_DEMO_PASSWORD)`
   }
-  const file = NodePath.join(yield* dataDir.pipe(Effect.orDie), passwordFileName)
+  const file = NodePath.join(yield* dataDirConfig.pipe(Effect.orDie), passwordFileName)
   const kept = yield* readFile(file)
   if (Option.isSome(kept)) {
     // A new database behind the same folder: the kept password is set again.
