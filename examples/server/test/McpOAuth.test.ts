@@ -6,7 +6,8 @@
  * consent page. With its tokens the client lists tools, calls a metered tool, subscribes to `contact.created` as
  * the person, is refused an unlock (no `commercial:activate`), refreshes its token, and is refused after the grant
  * is revoked (a reused refresh token revokes it). A second authorization that ticks `commercial:activate` unlocks.
- * One server per database target, over the prepared demo corpus.
+ * The CLI's device grant runs through the same pages, its token bound to the REST API; and a member's grant ends
+ * when they are removed. One server per database target, over the prepared demo corpus.
  */
 import { assert, layer } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
@@ -16,6 +17,7 @@ import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } fr
 import { ResultSchema } from "@modelcontextprotocol/sdk/types.js"
 import * as App from "@service/app/App"
 import * as Fixture from "@service/conformance/Fixture"
+import * as Accounts from "@service/core/Accounts"
 import { Crypto } from "@service/core/Crypto"
 import * as AddressGuard from "@service/events/AddressGuard"
 import { Email, People } from "@service/identity/People"
@@ -30,7 +32,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { existsSync } from "node:fs"
 import { createServer } from "node:http"
-import { type BrowserContext, chromium } from "playwright-core"
+import { type Browser, type BrowserContext, chromium } from "playwright-core"
 import { running, Running } from "./support/Rest.js"
 
 const CHROMIUM = "/usr/bin/chromium"
@@ -42,7 +44,14 @@ const EMAIL = "ana@acme.example"
 const Receiver = Context.GenericTag<{ readonly url: string; readonly redirect: string }>("Receiver")
 
 /** The quote example the contacts fixture seeded: a collection and its contact. */
-class Seeded extends Context.Tag("Seeded")<Seeded, { readonly quote: Readonly<Record<string, unknown>> }>() {}
+class Seeded extends Context.Tag("Seeded")<Seeded, {
+  readonly quote: Readonly<Record<string, unknown>>
+  /** The owner's API key, and a member who signs in too. */
+  readonly ownerKey: string
+  readonly memberId: string
+}>() {}
+
+const MEMBER_EMAIL = "beto@acme.example"
 
 const prepared = Layer.effect(
   Seeded,
@@ -54,7 +63,9 @@ const prepared = Layer.effect(
     yield* people.setPassword(owner.id, Redacted.make(PASSWORD)).pipe(Effect.orDie)
     const quote = seeded.seats.workspace.examples["contact_quote"]
     if (quote === undefined) return yield* Effect.dieMessage("the contacts fixture gave no quote example")
-    return { quote }
+    const member = yield* people.create({ email: Schema.decodeSync(Email)(MEMBER_EMAIL), name: "Beto", password: Redacted.make(PASSWORD) }).pipe(Effect.orDie)
+    yield* (yield* Accounts.Accounts).addMember({ workspaceId: seeded.seats.workspace.workspace.id, personId: member.person.id, role: "member" }).pipe(Effect.orDie)
+    return { quote, ownerKey: seeded.seats.workspace.key, memberId: member.person.id }
   })
 )
 
@@ -170,6 +181,58 @@ const authorize = (browser: BrowserContext, url: URL, redirect: string, tick: Re
     }
   })
 
+const form = (fields: Readonly<Record<string, string>>) => ({
+  method: "POST",
+  headers: { "content-type": "application/x-www-form-urlencoded" },
+  body: new URLSearchParams(fields).toString()
+})
+
+const launched = Effect.acquireRelease(
+  Effect.promise(() =>
+    chromium.launch({
+      executablePath: CHROMIUM,
+      args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+    })
+  ),
+  (opened) => Effect.promise(() => opened.close())
+)
+
+/**
+ * The CLI's device grant (RFC 8628) for the REST API, with the person `email` doing their part in a fresh browser
+ * context: the link, the code's confirmation, sign-in, the consent page (everything asked for, `commercial:activate`
+ * included, as offered), Allow. Returns what the pages showed and the tokens.
+ */
+const deviceGrant = (baseUrl: string, browser: Browser, email: string) =>
+  Effect.gen(function*() {
+    const device = Schema.decodeUnknownSync(Schema.Struct({ device_code: Schema.String, user_code: Schema.String, verification_uri_complete: Schema.String }))(
+      yield* Effect.promise(() =>
+        fetch(`${baseUrl}/oauth/device/auth`, form({ client_id: "service-cli", scope: "market_data:read access:write commercial:activate", resource: `${baseUrl}/api/v1` })).then((r) => r.json())
+      )
+    )
+    const poll = () =>
+      Effect.promise(() =>
+        fetch(`${baseUrl}/oauth/token`, form({ grant_type: "urn:ietf:params:oauth:grant-type:device_code", device_code: device.device_code, client_id: "service-cli" })).then((r) => r.json())
+      )
+    const pending = yield* poll()
+    const seen = yield* Effect.promise(async () => {
+      const page = await (await browser.newContext()).newPage()
+      await page.goto(device.verification_uri_complete)
+      const confirm = await page.locator("body").innerText()
+      await Promise.all([page.waitForNavigation(), page.click("button[type=submit] >> nth=0")])
+      await page.fill("#email", email)
+      await page.fill("#password", PASSWORD)
+      await Promise.all([page.waitForNavigation(), page.click("button[type=submit]")])
+      await page.waitForSelector("select#workspace")
+      const boxes = await page.locator("input[name=scope]").evaluateAll((inputs) =>
+        inputs.map((input) => `${input.getAttribute("value") ?? ""}=${String(input instanceof HTMLInputElement && input.checked)}`)
+      )
+      await Promise.all([page.waitForNavigation(), page.click("button[value=allow]")])
+      return { confirm, boxes, done: await page.locator("h1").innerText(), pending }
+    })
+    const token = Schema.decodeUnknownSync(Schema.Struct({ access_token: Schema.String, refresh_token: Schema.String, scope: Schema.String }))(yield* poll())
+    return { device, seen, token }
+  })
+
 /** A JSON-RPC ping straight to `/mcp` with a bearer token: its status and challenge. */
 const mcpPing = (baseUrl: string, token: string) =>
   Effect.promise(() =>
@@ -237,49 +300,13 @@ for (const target of TestDatabase.targets()) {
       () =>
         Effect.gen(function*() {
           const { baseUrl } = yield* Running
-          const form = (fields: Readonly<Record<string, string>>) => ({
-            method: "POST",
-            headers: { "content-type": "application/x-www-form-urlencoded" },
-            body: new URLSearchParams(fields).toString()
-          })
-          const device = Schema.decodeUnknownSync(Schema.Struct({ device_code: Schema.String, user_code: Schema.String, verification_uri_complete: Schema.String }))(
-            yield* Effect.promise(() =>
-              fetch(`${baseUrl}/oauth/device/auth`, form({ client_id: "service-cli", scope: "market_data:read access:write commercial:activate", resource: `${baseUrl}/api/v1` })).then((r) => r.json())
-            )
-          )
-          const pending = yield* Effect.promise(() =>
-            fetch(`${baseUrl}/oauth/token`, form({ grant_type: "urn:ietf:params:oauth:grant-type:device_code", device_code: device.device_code, client_id: "service-cli" })).then((r) => r.json())
-          )
-          assert.deepInclude(pending, { error: "authorization_pending" })
-
-          const browser = yield* Effect.acquireRelease(
-            Effect.promise(() => chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"] })),
-            (opened) => Effect.promise(() => opened.close())
-          )
-          const seen = yield* Effect.promise(async () => {
-            const page = await (await browser.newContext()).newPage()
-            await page.goto(device.verification_uri_complete)
-            const confirm = await page.locator("body").innerText()
-            await Promise.all([page.waitForNavigation(), page.click("button[type=submit] >> nth=0")])
-            await page.fill("#email", EMAIL)
-            await page.fill("#password", PASSWORD)
-            await Promise.all([page.waitForNavigation(), page.click("button[type=submit]")])
-            await page.waitForSelector("select#workspace")
-            const boxes = await page.locator("input[name=scope]").evaluateAll((inputs) =>
-              inputs.map((input) => `${input.getAttribute("value") ?? ""}=${String(input instanceof HTMLInputElement && input.checked)}`)
-            )
-            await Promise.all([page.waitForNavigation(), page.click("button[value=allow]")])
-            return { confirm, boxes, done: await page.locator("h1").innerText() }
-          })
+          const browser = yield* launched
+          const { device, seen, token } = yield* deviceGrant(baseUrl, browser, EMAIL)
+          assert.deepInclude(seen.pending, { error: "authorization_pending" })
           assert.include(seen.confirm, device.user_code)
           assert.deepStrictEqual(seen.boxes, ["market_data:read=true", "commercial:activate=false", "access:write=true"])
           assert.strictEqual(seen.done, "Signed in")
 
-          const token = Schema.decodeUnknownSync(Schema.Struct({ access_token: Schema.String, refresh_token: Schema.String, scope: Schema.String }))(
-            yield* Effect.promise(() =>
-              fetch(`${baseUrl}/oauth/token`, form({ grant_type: "urn:ietf:params:oauth:grant-type:device_code", device_code: device.device_code, client_id: "service-cli" })).then((r) => r.json())
-            )
-          )
           assert.strictEqual(token.scope, "market_data:read access:write")
           const me = yield* Effect.promise(() =>
             fetch(`${baseUrl}/api/v1/workspaces/acme/whoami`, { headers: { authorization: `Bearer ${token.access_token}` } }).then(async (r) => ({ status: r.status, body: await r.json() }))
@@ -288,6 +315,30 @@ for (const target of TestDatabase.targets()) {
           assert.deepInclude(me.body, { role: "owner", scopes: ["market_data:read", "access:write"] })
           // Bound to the REST API (RFC 8707): the MCP endpoint refuses it.
           assert.strictEqual((yield* mcpPing(baseUrl, token.access_token)).status, 401)
+        }).pipe(Effect.scoped)
+    )
+
+    it.effect.skipIf(!existsSync(CHROMIUM))(
+      "a member's OAuth grant ends when an owner removes them from the workspace",
+      () =>
+        Effect.gen(function*() {
+          const { baseUrl } = yield* Running
+          const { ownerKey, memberId } = yield* Seeded
+          const browser = yield* launched
+          const { token } = yield* deviceGrant(baseUrl, browser, MEMBER_EMAIL)
+          const whoami = () =>
+            Effect.promise(() => fetch(`${baseUrl}/api/v1/workspaces/acme/whoami`, { headers: { authorization: `Bearer ${token.access_token}` } }).then((r) => r.status))
+          assert.strictEqual(yield* whoami(), 200)
+          const removed = yield* Effect.promise(() =>
+            fetch(`${baseUrl}/api/v1/workspaces/acme/members/${memberId}`, { method: "DELETE", headers: { "x-api-key": ownerKey } }).then(async (r) => ({ status: r.status, body: await r.json() }))
+          )
+          assert.strictEqual(removed.status, 200)
+          assert.deepInclude(removed.body, { grants_revoked: 1 })
+          assert.strictEqual(yield* whoami(), 401)
+          const refreshed = yield* Effect.promise(() =>
+            fetch(`${baseUrl}/oauth/token`, form({ grant_type: "refresh_token", refresh_token: token.refresh_token, client_id: "service-cli" })).then((r) => r.status)
+          )
+          assert.strictEqual(refreshed, 400, "the grant's refresh token is gone too")
         }).pipe(Effect.scoped)
     )
 
@@ -304,15 +355,8 @@ for (const target of TestDatabase.targets()) {
           )
           assert.deepStrictEqual(metadata.code_challenge_methods_supported, ["S256"])
 
-          const browser = yield* Effect.acquireRelease(
-            Effect.promise(() =>
-              chromium.launch({
-                executablePath: CHROMIUM,
-                args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-              })
-            ),
-            (opened) => Effect.promise(() => opened.close())
-          ).pipe(Effect.flatMap((opened) => Effect.promise(() => opened.newContext())))
+          // One browser context for both authorizations: the second finds the person signed in.
+          const browser = yield* launched.pipe(Effect.flatMap((opened) => Effect.promise(() => opened.newContext())))
 
           // 1. From nothing but the address: 401 -> metadata -> registration -> the authorization URL.
           const agent = new MemoryProvider(hook.redirect)
