@@ -10,6 +10,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as App from "@service/app/App"
 import * as Cli from "@service/cli/Cli"
+import * as Login from "@service/cli/Login"
 import * as Operators from "@service/cli/Operators"
 import * as Operation from "@service/core/Operation"
 import * as Config from "effect/Config"
@@ -25,11 +26,15 @@ const prefix = Config.string("SERVICE_SURFACE_PREFIX").pipe(
   Config.withDescription("First word of every command line and of printed commands.")
 )
 
-const operators = Operators.commands({
-  groups: App.app.operators,
-  operations: App.app.groups,
-  services: App.app.operatorServices
-})
+const operators = [
+  Cli.operator(Login.loginCommand(Cli.defaultBaseUrl)),
+  Cli.operator(Login.logoutCommand(Cli.defaultBaseUrl)),
+  ...Operators.commands({
+    groups: App.app.operators,
+    operations: App.app.groups,
+    services: App.app.operatorServices
+  })
+]
 
 // Failures were already printed by Cli.run; the teardown only picks the exit code.
 Effect.flatMap(prefix, (first) =>

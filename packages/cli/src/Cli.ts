@@ -41,7 +41,7 @@ import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import * as ColorPolicy from "./ColorPolicy.js"
 import * as CommandTree from "./CommandTree.js"
-import * as DemoKey from "./DemoKey.js"
+import * as Credentials from "./Credentials.js"
 import * as Failure from "./Failure.js"
 import * as Format from "./Format.js"
 import * as Help from "./Help.js"
@@ -71,7 +71,7 @@ export const rootOptions: ReadonlyArray<Help.RootOption> = [
     value: "URL",
     description: `Server address, without the /api/v1 prefix. Env SERVICE_BASE_URL; default ${defaultBaseUrl}.`
   },
-  { name: "api-key", value: "KEY", description: "API key sent as x-api-key. Env SERVICE_API_KEY." },
+  { name: "api-key", value: "KEY", description: "API key sent as x-api-key. Env SERVICE_API_KEY; else the token `service login` kept for the server." },
   { name: "workspace", value: "SLUG", description: `Workspace slug. Env SERVICE_WORKSPACE; default ${defaultWorkspace}.` }
 ]
 
@@ -309,10 +309,10 @@ const build = <R, E, A, Name extends string>(prefix: string, options: Options<R,
       Effect.gen(function*() {
         const input = yield* Either.mapLeft(InputFlags.assemble(leaf.input, values), Failure.usage)
         const settings = yield* root
-        const apiKey = yield* DemoKey.orDemo(settings.apiKey, settings)
-        if (Option.isNone(apiKey)) return yield* Effect.fail(Failure.missingApiKey)
+        const credential = yield* Credentials.resolve(settings)
+        if (Option.isNone(credential)) return yield* Effect.fail(Failure.missingApiKey)
         const checked = yield* Remote.check(leaf, input)
-        const connection = { baseUrl: settings.baseUrl, apiKey: apiKey.value, pathParams: { workspace: settings.workspace } }
+        const connection = { baseUrl: settings.baseUrl, credential: credential.value, pathParams: { workspace: settings.workspace } }
         const follow = leaf.operation.cli.follow
         if (values.follow && follow !== undefined) return yield* followItems(Remote.call(connection, leaf, checked), follow, values.json)
         const output = yield* Remote.call(connection, leaf, checked)

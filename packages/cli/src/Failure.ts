@@ -110,7 +110,7 @@ export const missingApiKey: Failure = Failure.Denied({
   status: undefined,
   code: "NO_API_KEY",
   message:
-    "No API key: pass --api-key <key> (before the command words) or set SERVICE_API_KEY (beside a local npm start, the demo workspace's key in .data/demo-api-key is read by itself).",
+    "No API key: pass --api-key <key> (before the command words), set SERVICE_API_KEY, or sign in with `service login` (beside a local npm start, the demo workspace's key in .data/demo-api-key is read by itself).",
   requestId: undefined,
   body: undefined
 })

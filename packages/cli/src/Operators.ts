@@ -22,7 +22,7 @@ import * as Either from "effect/Either"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Cli from "./Cli.js"
-import * as DemoKey from "./DemoKey.js"
+import * as Credentials from "./Credentials.js"
 import * as Failure from "./Failure.js"
 import * as Format from "./Format.js"
 import * as InputFlags from "./InputFlags.js"
@@ -59,14 +59,14 @@ const failureOf = (error: OperatorCommand.OperatorFailure | OperatorCommand.Call
 const caller = (operations: ReadonlyArray<Operation.Group<unknown>>) => (name: string, input: Readonly<Record<string, unknown>>) =>
   Effect.gen(function*() {
     const settings = yield* Cli.Settings
-    const apiKey = yield* DemoKey.orDemo(settings.apiKey, settings)
-    if (Option.isNone(apiKey)) return yield* Effect.fail(Failure.missingApiKey)
+    const credential = yield* Credentials.resolve(settings)
+    if (Option.isNone(credential)) return yield* Effect.fail(Failure.missingApiKey)
     const target = operations.flatMap((group) =>
       group.operations.filter((operation) => operation.name === name).map((operation) => ({ group, operation }))
     )[0]
     if (target === undefined) return yield* Effect.fail(Failure.unexpected(`This command line has no ${name} operation.`))
     const checked = yield* Remote.check(target, input)
-    const connection = { baseUrl: settings.baseUrl, apiKey: apiKey.value, pathParams: { workspace: settings.workspace } }
+    const connection = { baseUrl: settings.baseUrl, credential: credential.value, pathParams: { workspace: settings.workspace } }
     return yield* Remote.call(connection, target, checked)
   }).pipe(Effect.mapError((cause) => new OperatorCommand.CallFailed({ cause })))
 

@@ -35,7 +35,8 @@ import * as Failure from "./Failure.js"
 export interface Connection {
   /** Without the `/api/v1` prefix; trailing slashes are ignored. */
   readonly baseUrl: string
-  readonly apiKey: Redacted.Redacted<string>
+  /** An API key (sent as `x-api-key`) or an OAuth access token (`Authorization: Bearer`). */
+  readonly credential: { readonly kind: "api_key" | "bearer"; readonly secret: Redacted.Redacted<string> }
   /** Values of the group prefix's parameters (`workspace`). */
   readonly pathParams: Readonly<Record<string, string>>
 }
@@ -128,7 +129,9 @@ export const request = (
   const url = `${connection.baseUrl.replace(/\/+$/, "")}${path}`
   let req = HttpClientRequest.make(binding.method)(url).pipe(
     HttpClientRequest.acceptJson,
-    HttpClientRequest.setHeader("x-api-key", Redacted.value(connection.apiKey))
+    connection.credential.kind === "bearer"
+      ? HttpClientRequest.bearerToken(Redacted.value(connection.credential.secret))
+      : HttpClientRequest.setHeader("x-api-key", Redacted.value(connection.credential.secret))
   )
   if (binding.input.kind === "body") {
     req = HttpClientRequest.bodyUnsafeJson(req, rest)

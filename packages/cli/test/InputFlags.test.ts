@@ -106,7 +106,7 @@ describe("InputFlags", () => {
     })
 
     it("a path value no URL can carry (\".\", \"..\") is refused before anything is sent", () => {
-      const connection = { baseUrl: "http://x", apiKey: Redacted.make("k"), pathParams: { workspace: "w" } }
+      const connection = { baseUrl: "http://x", credential: { kind: "api_key" as const, secret: Redacted.make("k") }, pathParams: { workspace: "w" } }
       for (const ref of [".", ".."]) {
         const built = Remote.request(connection, { group: Toy.group, operation: Toy.getThing }, { thing_ref: ref })
         assert.isTrue(Either.isLeft(built))
