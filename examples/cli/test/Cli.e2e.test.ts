@@ -7,7 +7,6 @@
  * exit codes as a shell sees them, results on stdout and failures on stderr, and no colour in piped output.
  * No test measures or bounds a duration.
  */
-import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { assert, layer } from "@effect/vitest"
@@ -26,7 +25,6 @@ import { forbiddenValues } from "@service/market-contract/ProjectionAudit"
 import * as DemoSnapshot from "@service/market-warehouse/DemoSnapshot"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import * as ConfigProvider from "effect/ConfigProvider"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -39,6 +37,7 @@ import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { Target, target } from "./support/Target.js"
 
 const API_KEY = "svc_key_cli_e2e_0123456789abcdef"
 const binPath = fileURLToPath(new URL("../bin/service.js", import.meta.url))
@@ -84,16 +83,6 @@ const service = (args: ReadonlyArray<string>, env: Record<string, string> = {}) 
   )
 
 /** The base URL of the server under test. */
-class Target extends Context.Tag("Target")<Target, { readonly baseUrl: string }>() {}
-
-const target = Layer.effect(
-  Target,
-  Effect.gen(function*() {
-    const address = (yield* HttpServer.HttpServer).address
-    if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
-    return { baseUrl: `http://127.0.0.1:${address.port}` }
-  })
-)
 
 const prepared = Layer.effectDiscard(ensureDemo(Option.some(Redacted.make(API_KEY))).pipe(Effect.orDie))
 

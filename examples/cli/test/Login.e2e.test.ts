@@ -14,8 +14,6 @@ import { WorkspaceSlug } from "@service/core/Ids"
 import { Email, People } from "@service/identity/People"
 import * as Server from "@service/server/Server"
 import * as TestDatabase from "@service/storage/TestDatabase"
-import * as HttpServer from "@effect/platform/HttpServer"
-import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -28,22 +26,12 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { chromium } from "playwright-core"
+import { Target, target } from "./support/Target.js"
 
 const CHROMIUM = "/usr/bin/chromium"
 const EMAIL = "ana@acme.example"
 const PASSWORD = "correct horse battery staple"
 const binPath = fileURLToPath(new URL("../bin/service.js", import.meta.url))
-
-class Target extends Context.Tag("Target")<Target, { readonly baseUrl: string }>() {}
-
-const target = Layer.effect(
-  Target,
-  Effect.gen(function*() {
-    const address = (yield* HttpServer.HttpServer).address
-    if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("expected a TCP address")
-    return { baseUrl: `http://127.0.0.1:${address.port}` }
-  })
-)
 
 const prepared = Layer.effectDiscard(
   Effect.gen(function*() {

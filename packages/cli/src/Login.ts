@@ -9,6 +9,7 @@
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
+import { Scope } from "@service/core/Principal"
 import * as CliOptions from "@effect/cli/Options"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
@@ -25,18 +26,9 @@ import * as Failure from "./Failure.js"
 /** The CLI's OAuth client id, registered by the server. @since 0.1.0 @category constants */
 export const clientId = "service-cli"
 
-// What the CLI asks for: every scope a person may give; the consent page shows them and the person decides.
-const requestedScopes = [
-  "market_data:read",
-  "commercial:read",
-  "commercial:activate",
-  "topics:write",
-  "saved_searches:write",
-  "crm:write",
-  "door:admin",
-  "events:write",
-  "access:write"
-]
+// What the CLI asks for: every scope a person may give (not the transitional context:read); the consent page shows
+// them and the person decides.
+const requestedScopes = Scope.literals.filter((scope) => scope !== "context:read")
 
 const Kept = Schema.Struct({
   access_token: Schema.String,
