@@ -197,7 +197,7 @@ for (const target of TestDatabase.targets()) {
         assert.strictEqual(agent.getProtocolEra(), "modern")
         assert.deepStrictEqual(agent.getServerCapabilities()?.extensions?.["io.modelcontextprotocol/events"], {})
         const listed = yield* request(agent, "events/list", {}, Listed)
-        assert.strictEqual(listed.events.length, 17)
+        assert.strictEqual(listed.events.length, 22)
         assert.isTrue(listed.events.every((e) => e.delivery.join() === "webhook"))
         const opportunities = yield* request(agent, "events/list", { subject: "opportunity/opp_1" }, Listed)
         assert.deepStrictEqual(opportunities.events.map((e) => e.name), ["opportunity.created", "opportunity.moved", "opportunity.closed"])

@@ -8,6 +8,7 @@
  * - an unknown input field gives the codec's structural refusal;
  * - every declared refusal code, injected through a twin group whose operations fail with the codec's
  *   sample refusal, reaches the caller as the same block (and, over HTTP, the declared status);
+ * - every operation whose example names records the fixtures seeded refuses those ids from another workspace;
  * - every operation that writes refuses a credential holding only read scopes (403 `missing_scope`) before it
  *   changes anything (its example then still runs as the owner); every operation with a role or person rule
  *   refuses a faceless key, and a member's key when the rule refuses members;
@@ -259,6 +260,21 @@ export const resolveExample = (
     return { ...given, ...Object.fromEntries(carried), ...Object.fromEntries(read) }
   })
 
+const recordId = /^[a-z]+(?:_[a-z]+)*_[0-9a-f]{16,}$/
+
+/**
+ * The fields of a fixture's example values that name seeded records by id (`contact_id`, `contact_ids`).
+ *
+ * @since 0.1.0 @category examples
+ */
+export const recordIdsIn = (given: Readonly<Record<string, unknown>> | undefined): ReadonlyArray<string> =>
+  Object.entries(given ?? {}).flatMap(([field, value]) =>
+    (typeof value === "string" && recordId.test(value)) ||
+      (Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === "string" && recordId.test(v)))
+      ? [field]
+      : []
+  )
+
 const blockCode = (group: Operation.Group<unknown>, block: unknown): unknown =>
   Predicate.isRecord(block) ? block[group.refusals.codeField] : undefined
 
@@ -410,6 +426,20 @@ export const suite = <R, E>(options: SuiteOptions<R, E>): void => {
                 if (memberRefused) {
                   assertDenied(yield* harness.call(group.name, op.name, input, whereOf(op), "member"), "role_required", options.surface)
                 }
+              }))
+          }
+
+          // A record is its workspace's own: the ids the fixtures seeded in the suite's workspace are not found from
+          // its test workspace (another workspace of the same owner), whatever the operation does with them.
+          if (whereOf(op) === "workspace") {
+            it.effect("another workspace's ids are refused", () =>
+              Effect.gen(function*() {
+                const harness = yield* watched
+                const named = recordIdsIn(harness.examples.workspace[op.name])
+                if (named.length === 0) return
+                const input = yield* resolveExample(harness, declared, op)
+                const outcome = yield* harness.call(group.name, op.name, input, "test_workspace")
+                assert.strictEqual(outcome._tag, "Refusal", `${op.name} with ${named.join(", ")} of another workspace: ${outcome.raw.slice(0, 500)}`)
               }))
           }
 

@@ -25,9 +25,22 @@ import { isReadScope, type Person, Principal, type Role, type Scope } from "@ser
 import * as RequestContext from "@service/core/RequestContext"
 import { Caller } from "@service/core/RequestContext"
 import type { Workspace } from "@service/core/Workspace"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+
+/**
+ * The configuration a harness's application is built with: the environment's, with the per-workspace rate limit
+ * raised above the suite's own call count (every example, refusal and seat of every operation runs in one
+ * workspace within a few minutes; the limit itself is tested on its own).
+ *
+ * @since 0.1.0 @category layers
+ */
+export const config: Layer.Layer<never> = Layer.setConfigProvider(
+  ConfigProvider.fromMap(new Map([["SERVICE_RATE_LIMIT_PER_MINUTE", "1000000"]])).pipe(ConfigProvider.orElse(() => ConfigProvider.fromEnv()))
+)
 
 /**
  * What `app.layer` takes from the harness: no network (`App.offlineOptions`: example delivery addresses resolve to

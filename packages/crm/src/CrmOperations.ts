@@ -1,10 +1,10 @@
 /**
- * The CRM on HTTP and the CLI: one contact with its company (`GET /workspaces/<slug>/crm/contacts/<id>`), a
- * person's erasure (`POST .../contacts/<id>/erase`) and moving an opportunity to another stage (`POST
- * .../opportunities/<id>/move`). Every change is recorded in the event ledger in the same transaction
- * (`contact.erased`, `opportunity.moved`, and `opportunity.closed` on a won or lost stage), without email or phone.
- * The contact is the workspace's own record, email and phone included; it is not served on MCP, where agents
- * read Arrivals, which never carry them.
+ * The CRM on every surface (HTTP under `/workspaces/<slug>/crm`, MCP `service_crm_*`, CLI `service crm ...`):
+ * contacts (list, search, read, create, update, erase), companies, Pipelines and stages, opportunities and
+ * collections (decision 0069). This module holds the group, a contact's read, a person's erasure and moving an
+ * opportunity; the others live in `ContactOperations`, `PipelineOperations` and `CollectionOperations`. Every
+ * change is recorded in the event ledger in the same transaction, without email or phone. A contact is the
+ * workspace's own record, email and phone included: reads need `commercial:read` (or `crm:write`).
  *
  * @since 0.1.0
  */
@@ -12,60 +12,35 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { requireOwnerOrAdminPerson } from "@service/core/Authorization"
 import * as Operation from "@service/core/Operation"
 import { EventLedger } from "@service/events/EventLedger"
-import * as Refusal from "@service/core/Refusal"
 import { Caller } from "@service/core/RequestContext"
-import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { Company, Contact, Crm, Opportunity } from "./Crm.js"
-
-const defined = Refusal.define({
-  key: "crm",
-  identifier: "Crm",
-  rules: {
-    contact_not_found: { status: 404, retryable: false, action: "list_arrivals", description: "no contact with that id in this workspace" },
-    opportunity_not_found: { status: 404, retryable: false, action: "list_arrivals", description: "no opportunity with that id in this workspace" },
-    stage_not_found: { status: 404, retryable: false, action: "fix_arguments", description: "the stage is not one of the opportunity's Pipeline" }
-  },
-  outage: { code: "crm_unavailable", store: "the CRM's store", suggestedCorrection: "Retry in a few seconds." },
-  invalidInputDescription: "a field is missing, unknown or malformed"
-})
+import * as CollectionOperations from "./CollectionOperations.js"
+import * as ContactOperations from "./ContactOperations.js"
+import { ContactView } from "./ContactOperations.js"
+import { Crm, OpportunityView } from "./Crm.js"
+import { ContactId, kit, notFound, nowIso, OpportunityId, StageId, strict, transactional } from "./internal/kit.js"
+import * as PipelineOperations from "./PipelineOperations.js"
 
 /** @since 0.1.0 @category errors */
-export class CrmRefusal extends Schema.TaggedError<CrmRefusal>("@service/crm/CrmRefusal")("CrmRefusal", defined.fields) {}
+export { codec, CrmRefusal, refuse } from "./CrmRefusal.js"
 
-/** @since 0.1.0 @category codecs */
-export const { codec, refuse } = defined.codecFor(CrmRefusal)
-
-const ContactRef = Schema.Struct({
-  contact_id: Schema.String.pipe(Schema.pattern(/^contact_[0-9a-f]{24}$/)).annotations({
-    description: "A contact id, as an Arrival names it (contact_ followed by 24 hexadecimal digits)."
-  })
-}).annotations({ parseOptions: { onExcessProperty: "error" }, identifier: "ContactRef" })
-
-const ContactView = Schema.Struct({
-  ...Contact.fields,
-  company: Schema.NullOr(Company).annotations({ description: "The company matched by the email's business domain." })
-}).annotations({ identifier: "Contact" })
-
-/** What every declaration of the group shares: the refusal codec and the usual scopes and annotations. */
-const kit = Operation.kit({ refusals: codec, scopes: ["commercial:read", "crm:write"], annotations: Operation.readOnly })
+const ContactRef = Schema.Struct({ contact_id: ContactId }).annotations({ ...strict, identifier: "ContactRef" })
 
 /** @since 0.1.0 @category operations */
 export const contactRead = kit.make({
   name: "contact_read",
   title: "Read a contact",
-  description: "One contact of the workspace's CRM with its company: what the door created or updated (an Arrival names it).",
+  description: "One contact of the workspace's CRM with its company (contact_list, contact_search or an Arrival names it).",
   refuses: ["contact_not_found"],
-  surfaces: { mcp: false },
   http: { method: "GET", path: "/contacts/:contact_id", input: { kind: "path", params: { contact_id: "contact_id" } } },
   cli: { words: ["contacts", "show"], positional: "contact_id" },
   input: ContactRef,
   output: ContactView,
   capability: {
-    question: "Who is this contact the door applied?",
-    requires: "contact_id, from an Arrival.",
+    question: "Who is this contact?",
+    requires: "contact_id, from contact_list, contact_search or an Arrival.",
     example: { contact_id: "<contact_id>" }
   },
   run: (input) =>
@@ -74,33 +49,12 @@ export const contactRead = kit.make({
       const crm = yield* Crm
       const found = yield* crm.getContact(caller.workspace.id, input.contact_id)
       if (Option.isNone(found)) {
-        return yield* new CrmRefusal({
-          code: "contact_not_found",
-          why: `No contact ${input.contact_id} in this workspace.`,
-          suggestedCorrection: "Use the contact_id of one of the workspace's Arrivals.",
-          field: "contact_id"
-        })
+        return yield* notFound("contact", input.contact_id)
       }
       const company = found.value.company_id === null ? Option.none() : yield* crm.getCompany(caller.workspace.id, found.value.company_id)
       return { ...found.value, company: Option.getOrNull(company) }
     })
 })
-
-const notFound = (code: "contact_not_found" | "opportunity_not_found" | "stage_not_found", id: string, field: string) =>
-  new CrmRefusal({
-    code,
-    why: `No ${code.replace("_not_found", "")} ${id} in this workspace${code === "stage_not_found" ? "'s Pipeline of that opportunity" : ""}.`,
-    suggestedCorrection: code === "stage_not_found"
-      ? "Use a stage of the opportunity's own Pipeline."
-      : "Use an id an Arrival or an earlier answer named.",
-    field
-  })
-
-const nowIso = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
-
-/** Runs a change and its ledger entries in one transaction. */
-const transactional = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(effect)).pipe(Effect.catchTag("SqlError", Effect.die))
 
 /** @since 0.1.0 @category operations */
 export const contactErase = kit.make({
@@ -112,7 +66,6 @@ export const contactErase = kit.make({
   authorize: requireOwnerOrAdminPerson,
   annotations: Operation.destructive,
   scopes: ["crm:write"],
-  surfaces: { mcp: false },
   http: { method: "POST", path: "/contacts/:contact_id/erase", input: { kind: "body", params: { contact_id: "contact_id" } } },
   cli: { words: ["contacts", "erase"], positional: "contact_id" },
   input: ContactRef,
@@ -128,7 +81,7 @@ export const contactErase = kit.make({
       const crm = yield* Crm
       const ledger = yield* EventLedger
       yield* crm.erase(caller.workspace.id, input.contact_id).pipe(
-        Effect.catchTag("CrmNotFound", () => notFound("contact_not_found", input.contact_id, "contact_id"))
+        Effect.catchTag("CrmNotFound", () => notFound("contact", input.contact_id))
       )
       const erased = yield* crm.getContact(caller.workspace.id, input.contact_id)
       if (Option.isNone(erased)) return yield* Effect.dieMessage("an erased contact vanished")
@@ -152,16 +105,12 @@ export const contactErase = kit.make({
 })
 
 const MoveInput = Schema.Struct({
-  opportunity_id: Schema.String.pipe(Schema.pattern(/^opportunity_[0-9a-f]{24}$/)).annotations({
-    description: "An opportunity id, as an Arrival names it."
-  }),
-  stage_id: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64)).annotations({
-    description: "A stage of the opportunity's own Pipeline."
-  })
-}).annotations({ parseOptions: { onExcessProperty: "error" }, identifier: "MoveOpportunityInput" })
+  opportunity_id: OpportunityId,
+  stage_id: StageId.annotations({ description: "A live stage of the opportunity's own Pipeline." })
+}).annotations({ ...strict, identifier: "MoveOpportunityInput" })
 
 const Moved = Schema.Struct({
-  opportunity: Opportunity,
+  opportunity: OpportunityView,
   previous_stage_id: Schema.String,
   outcome: Schema.Literal("open", "won", "lost").annotations({ description: "The new stage's outcome: won or lost closes it." })
 }).annotations({ identifier: "MovedOpportunity" })
@@ -175,7 +124,6 @@ export const opportunityMove = kit.make({
   refuses: ["opportunity_not_found", "stage_not_found"],
   annotations: Operation.idempotentWrite,
   scopes: ["crm:write"],
-  surfaces: { mcp: false },
   http: { method: "POST", path: "/opportunities/:opportunity_id/move", input: { kind: "body", params: { opportunity_id: "opportunity_id" } } },
   cli: { words: ["opportunities", "move"], positional: "opportunity_id" },
   input: MoveInput,
@@ -193,10 +141,12 @@ export const opportunityMove = kit.make({
       const moved = yield* crm.moveOpportunity(caller.workspace.id, input.opportunity_id, input.stage_id).pipe(
         Effect.catchTag("CrmNotFound", (missing) =>
           missing.kind === "stage"
-            ? notFound("stage_not_found", input.stage_id, "stage_id")
-            : notFound("opportunity_not_found", input.opportunity_id, "opportunity_id"))
+            ? notFound("stage", input.stage_id)
+            : notFound("opportunity", input.opportunity_id))
       )
-      const { opportunity } = moved
+      const view = yield* crm.getOpportunity(caller.workspace.id, input.opportunity_id)
+      if (Option.isNone(view)) return yield* Effect.dieMessage("a moved opportunity vanished")
+      const opportunity = view.value
       const payload = {
         workspace_id: caller.workspace.id,
         occurred_at: yield* nowIso,
@@ -224,9 +174,21 @@ export type Requirements = Crm | EventLedger | SqlClient.SqlClient | Caller
 export const group: Operation.Group<Requirements> = kit.group<Requirements>({
   name: "crm",
   title: "CRM",
-  description: "The workspace's CRM as the door fills it: contacts, erasure, opportunities.",
-  operations: [contactRead, contactErase, opportunityMove],
+  description:
+    "The workspace's CRM, filled by the door and by people: contacts and their companies, Pipelines and stages, opportunities, and collections of contacts (what contact quotes and unlocks take).",
+  operations: [
+    ...ContactOperations.operations.slice(0, 2),
+    contactRead,
+    ...ContactOperations.operations.slice(2, 4),
+    contactErase,
+    ...ContactOperations.operations.slice(4),
+    ...PipelineOperations.pipelineOperations,
+    ...PipelineOperations.opportunityOperations.slice(0, 3),
+    opportunityMove,
+    ...PipelineOperations.opportunityOperations.slice(3),
+    ...CollectionOperations.operations
+  ],
   http: { prefix: "/workspaces/:workspace/crm", workspaceScoped: true },
   mcp: { namespace: "crm" },
-  cli: { word: "crm", description: "The workspace's CRM: contacts, erasure, opportunities." }
+  cli: { word: "crm", description: "The workspace's CRM: contacts, companies, Pipelines, opportunities and collections." }
 })

@@ -8,6 +8,7 @@
  */
 import type * as Bundle from "@service/core/Bundle"
 import { Crm } from "@service/crm/Crm"
+import * as CrmFixture from "@service/crm/CrmFixture"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -63,6 +64,7 @@ export const fixture: Bundle.Fixture<Sources | Intake | Crm> = {
       const erased = yield* crm.applyContact(workspace.id, { name: "Conformance erasure", email: "conformance.erasure@example.com" })
       if (erased._tag !== "Created") return yield* Effect.dieMessage(`the contact to erase was not created: ${erased._tag}`)
       return {
+        ...(yield* CrmFixture.seed(workspace.id)),
         source_read: { source_id: form.source.id },
         source_update: { source_id: webhook.source.id },
         source_archive: { source_id: retired.source.id },

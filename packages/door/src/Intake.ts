@@ -651,7 +651,7 @@ export const make = Effect.gen(function*() {
   /** Applies a person to the CRM; `noKey` is the status of a person the CRM finds no usable key in. */
   const applyPerson = (row: ArrivalRow, data: ContactData, noKey: ArrivalStatus) =>
     Effect.gen(function*() {
-      const outcome = yield* crm.applyContact(row.workspace_id, data)
+      const outcome = yield* crm.applyContact(row.workspace_id, data, { sourceId: row.source_id })
       const occurred_at = yield* iso
       switch (outcome._tag) {
         case "Conflict":

@@ -1,5 +1,5 @@
 /**
- * The catalog of seventeen events: what the ledger records, what the door accepts as a CloudEvent `type`, and
+ * The catalog of twenty-two events: what the ledger records, what the door accepts as a CloudEvent `type`, and
  * what an MCP client or a Destination can subscribe to. Each event has a name, a description, its delivery
  * modes, the schema of its subscription arguments and the schema of its payload. No payload carries an email
  * address or a phone number: those identify a person at intake and stay in the CRM
@@ -48,6 +48,25 @@ const OpportunityPayload = Schema.Struct({
   pipeline_id: Id,
   stage_id: Id,
   previous_stage_id: Schema.NullOr(Id)
+})
+
+const PipelinePayload = Schema.Struct({
+  ...Common,
+  pipeline_id: Id,
+  name: Schema.String,
+  change: Schema.Literal("created", "renamed", "archived", "stage_added", "stage_renamed", "stages_reordered", "stage_archived").annotations({
+    description: "What changed."
+  }),
+  stage_id: Schema.NullOr(Id).annotations({ description: "The stage a stage change names." })
+})
+
+const CollectionPayload = Schema.Struct({
+  ...Common,
+  collection_id: Id,
+  name: Schema.String,
+  size: Schema.Number.annotations({ description: "How many contacts it holds after the change." }),
+  added: Schema.Number,
+  removed: Schema.Number
 })
 
 const ArrivalPayload = Schema.Struct({
@@ -115,8 +134,9 @@ const event = (name: string, description: string, payload: Schema.Schema.AnyNoCo
 })
 
 /**
- * The seventeen events, in the order `events/list` gives them: the spec's fourteen, then the two a circuit breaker
- * records (decision 0061) and the saved searches' alert (decision 0062).
+ * The twenty-two events, in the order `events/list` gives them: the spec's fourteen, the CRM's Pipeline and
+ * collection changes (decision 0069), the two a circuit breaker records (decision 0061) and the saved searches'
+ * alert (decision 0062).
  *
  * @since 0.1.0 @category catalog
  */
@@ -135,6 +155,11 @@ export const events: ReadonlyArray<CatalogEvent> = [
   event("topic.approved", "An owner or admin approved a topic: it is reviewed knowledge.", TopicPayload),
   event("topic.archived", "A topic was archived.", TopicPayload),
   event("contacts.unlocked", "Contact research over a collection was unlocked and charged.", UnlockPayload),
+  event("pipeline.created", "A Pipeline was created with its stages.", PipelinePayload),
+  event("pipeline.updated", "A Pipeline changed: renamed, archived, or a stage added, renamed, reordered or archived (change says which).", PipelinePayload),
+  event("collection.created", "A collection of contacts was made.", CollectionPayload),
+  event("collection.updated", "Contacts were added to or removed from a collection.", CollectionPayload),
+  event("collection.deleted", "A collection was deleted (its contacts stay in the CRM).", CollectionPayload),
   event(
     "destination.paused",
     "A subscription or Destination failed for long enough that its circuit opened: its deliveries wait, one is tried every hour, and the first that succeeds resumes it.",
@@ -154,7 +179,16 @@ export const events: ReadonlyArray<CatalogEvent> = [
  *
  * @since 0.1.0 @category catalog
  */
-export const serviceOnly: ReadonlyArray<string> = ["destination.paused", "destination.resumed", "search.matched"]
+export const serviceOnly: ReadonlyArray<string> = [
+  "pipeline.created",
+  "pipeline.updated",
+  "collection.created",
+  "collection.updated",
+  "collection.deleted",
+  "destination.paused",
+  "destination.resumed",
+  "search.matched"
+]
 
 /** @since 0.1.0 @category catalog */
 export const names: ReadonlyArray<string> = events.map((e) => e.name)

@@ -2,10 +2,19 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Catalog from "../src/Catalog.js"
 
 describe("the event catalog", () => {
-  it("has the spec's fourteen events, the breaker's two and the saved searches' alert, each delivered by webhook", () => {
-    assert.strictEqual(Catalog.events.length, 17)
-    assert.strictEqual(new Set(Catalog.names).size, 17)
-    assert.deepStrictEqual(Catalog.names.slice(14), ["destination.paused", "destination.resumed", "search.matched"])
+  it("has the spec's fourteen events, the CRM's five, the breaker's two and the saved searches' alert, each delivered by webhook", () => {
+    assert.strictEqual(Catalog.events.length, 22)
+    assert.strictEqual(new Set(Catalog.names).size, 22)
+    assert.deepStrictEqual(Catalog.names.slice(14), [
+      "pipeline.created",
+      "pipeline.updated",
+      "collection.created",
+      "collection.updated",
+      "collection.deleted",
+      "destination.paused",
+      "destination.resumed",
+      "search.matched"
+    ])
     for (const name of ["contact.created", "contact.updated", "opportunity.moved"]) assert.isTrue(Catalog.isCatalogType(name), name)
     assert.isFalse(Catalog.isCatalogType("contact.deleted"))
     assert.isTrue(Catalog.events.every((e) => e.delivery.length === 1 && e.delivery[0] === "webhook"))
@@ -13,7 +22,16 @@ describe("the event catalog", () => {
   })
 
   it("the door takes every catalog event but the ones the service records itself", () => {
-    assert.deepStrictEqual(Catalog.names.filter((name) => !Catalog.isIntakeType(name)), ["destination.paused", "destination.resumed", "search.matched"])
+    assert.deepStrictEqual(Catalog.names.filter((name) => !Catalog.isIntakeType(name)), [
+      "pipeline.created",
+      "pipeline.updated",
+      "collection.created",
+      "collection.updated",
+      "collection.deleted",
+      "destination.paused",
+      "destination.resumed",
+      "search.matched"
+    ])
     assert.isTrue(Catalog.isCatalogType("destination.paused"))
     assert.isFalse(Catalog.isIntakeType("contact.deleted"))
   })

@@ -29,7 +29,9 @@ const served = (target: TestDatabase.TestDatabaseTarget, groups: ReadonlyArray<O
     Layer.provide(HttpLayer.layer(groups)),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
   )
-  const domain = App.app.layer(TestDatabase.prepared(target, App.app.snapshot), Crypto.layerTest, Fixture.appOptions)
+  const domain = App.app.layer(TestDatabase.prepared(target, App.app.snapshot), Crypto.layerTest, Fixture.appOptions).pipe(
+    Layer.provide(Fixture.config)
+  )
   return Layer.mergeAll(server, prepared).pipe(Layer.provideMerge(domain), Layer.orDie)
 }
 

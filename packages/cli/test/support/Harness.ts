@@ -36,7 +36,7 @@ export class Seeded extends Context.Tag("Seeded")<Seeded, Fixture.Seeded>() {}
  */
 export const domain = (target: TestDatabase.TestDatabaseTarget, groups: ReadonlyArray<Operation.Group<Fixture.Requirements>>) =>
   Layer.effect(Seeded, Fixture.seed(App.app, "demo", groups)).pipe(
-    Layer.provideMerge(App.app.layer(TestDatabase.prepared(target, App.app.snapshot), Crypto.layerTest, Fixture.appOptions)),
+    Layer.provideMerge(App.app.layer(TestDatabase.prepared(target, App.app.snapshot), Crypto.layerTest, Fixture.appOptions).pipe(Layer.provide(Fixture.config))),
     Layer.orDie
   )
 

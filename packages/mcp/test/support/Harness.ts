@@ -68,6 +68,6 @@ export const harness = (target: TestDatabase.TestDatabaseTarget, generation: Gen
       }
     })
   ).pipe(
-    Layer.provideMerge(App.app.layer(TestDatabase.prepared(target, App.app.snapshot), Crypto.layerTest, Fixture.appOptions)),
+    Layer.provideMerge(App.app.layer(TestDatabase.prepared(target, App.app.snapshot), Crypto.layerTest, Fixture.appOptions).pipe(Layer.provide(Fixture.config))),
     Layer.orDie
   )
