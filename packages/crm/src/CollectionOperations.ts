@@ -30,6 +30,7 @@ import {
   transactional,
   writeScopes
 } from "./internal/kit.js"
+import * as Summaries from "./internal/summaries.js"
 
 const write = { readOnly: false, destructive: false, idempotent: false, openWorld: false } as const
 
@@ -76,7 +77,7 @@ export const collectionCreate = kit.make({
   annotations: write,
   scopes: writeScopes,
   http: { method: "POST", path: "/collections", input: { kind: "body" } },
-  cli: { words: ["collections", "create"] },
+  cli: { words: ["collections", "create"], summary: Summaries.collection },
   input: Schema.Struct({
     name: Text(120, "The collection's name."),
     contact_ids: Schema.optional(Schema.Array(ContactId).pipe(Schema.maxItems(500))).annotations({
@@ -110,7 +111,7 @@ export const collectionList = kit.make({
   refuses: [],
   paginates: true,
   http: { method: "GET", path: "/collections", input: { kind: "query" } },
-  cli: { words: ["collections", "list"] },
+  cli: { words: ["collections", "list"], summary: Summaries.collectionPage },
   input: Schema.Struct({ ...listFields, limit: Schema.optional(LimitFromString(100, 20)) }).annotations({ ...strict, identifier: "CollectionListInput" }),
   modelInput: Schema.Struct({ ...listFields, limit: Schema.optional(Limit(100, 20)) }).annotations({ ...strict, identifier: "CollectionListModelInput" }),
   output: Schema.Struct({ collections: Schema.Array(Collection), next_cursor: NextCursor }).annotations({ identifier: "CollectionPage" }),
@@ -137,7 +138,7 @@ export const collectionRead = kit.make({
   refuses: ["collection_not_found"],
   paginates: true,
   http: { method: "GET", path: "/collections/:collection_id", input: { kind: "path", params: { collection_id: "collection_id" } } },
-  cli: { words: ["collections", "show"], positional: "collection_id" },
+  cli: { words: ["collections", "show"], positional: "collection_id", summary: Summaries.collectionWithContacts },
   input: Schema.Struct({ ...readFields, limit: Schema.optional(LimitFromString(100, 50)) }).annotations({ ...strict, identifier: "CollectionReadInput" }),
   modelInput: Schema.Struct({ ...readFields, limit: Schema.optional(Limit(100, 50)) }).annotations({ ...strict, identifier: "CollectionReadModelInput" }),
   output: Schema.Struct({ collection: Collection, contacts: Schema.Array(Contact), next_cursor: NextCursor }).annotations({

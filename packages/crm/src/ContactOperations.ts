@@ -30,6 +30,7 @@ import {
   transactional,
   writeScopes
 } from "./internal/kit.js"
+import * as Summaries from "./internal/summaries.js"
 
 /** A contact with its company. @since 0.1.0 @category models */
 export const ContactView = Schema.Struct({
@@ -88,7 +89,7 @@ export const contactList = kit.make({
   refuses: [],
   paginates: true,
   http: { method: "GET", path: "/contacts", input: { kind: "query" } },
-  cli: { words: ["contacts", "list"] },
+  cli: { words: ["contacts", "list"], summary: Summaries.contactPage },
   input: ListInput,
   modelInput: ListModelInput,
   output: ContactPage,
@@ -128,7 +129,7 @@ export const contactSearch = kit.make({
     "The contacts best matching a text in their name, email, phone or company name: exact matches first, then prefixes, then any match. Erased contacts are never found. Free.",
   refuses: [],
   http: { method: "POST", path: "/contacts/search", input: { kind: "body" } },
-  cli: { words: ["contacts", "search"], positional: "text" },
+  cli: { words: ["contacts", "search"], positional: "text", summary: Summaries.contactPage },
   input: SearchInput,
   output: Schema.Struct({ contacts: Schema.Array(ContactView) }).annotations({ identifier: "ContactSearchResult" }),
   capability: {
@@ -195,7 +196,7 @@ export const contactCreate = kit.make({
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
   scopes: writeScopes,
   http: { method: "POST", path: "/contacts", input: { kind: "body" } },
-  cli: { words: ["contacts", "create"] },
+  cli: { words: ["contacts", "create"], summary: Summaries.contact },
   input: CreateInput,
   output: ContactView,
   capability: {

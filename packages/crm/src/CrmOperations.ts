@@ -21,6 +21,7 @@ import * as ContactOperations from "./ContactOperations.js"
 import { ContactView } from "./ContactOperations.js"
 import { Crm, OpportunityView } from "./Crm.js"
 import { ContactId, kit, notFound, nowIso, OpportunityId, StageId, strict, transactional } from "./internal/kit.js"
+import * as Summaries from "./internal/summaries.js"
 import * as PipelineOperations from "./PipelineOperations.js"
 
 /** @since 0.1.0 @category errors */
@@ -35,7 +36,7 @@ export const contactRead = kit.make({
   description: "One contact of the workspace's CRM with its company (contact_list, contact_search or an Arrival names it).",
   refuses: ["contact_not_found"],
   http: { method: "GET", path: "/contacts/:contact_id", input: { kind: "path", params: { contact_id: "contact_id" } } },
-  cli: { words: ["contacts", "show"], positional: "contact_id" },
+  cli: { words: ["contacts", "show"], positional: "contact_id", summary: Summaries.contact },
   input: ContactRef,
   output: ContactView,
   capability: {
@@ -67,7 +68,7 @@ export const contactErase = kit.make({
   annotations: Operation.destructive,
   scopes: ["crm:write"],
   http: { method: "POST", path: "/contacts/:contact_id/erase", input: { kind: "body", params: { contact_id: "contact_id" } } },
-  cli: { words: ["contacts", "erase"], positional: "contact_id" },
+  cli: { words: ["contacts", "erase"], positional: "contact_id", summary: Summaries.contact },
   input: ContactRef,
   output: ContactView,
   capability: {

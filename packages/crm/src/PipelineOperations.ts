@@ -36,6 +36,7 @@ import {
   transactional,
   writeScopes
 } from "./internal/kit.js"
+import * as Summaries from "./internal/summaries.js"
 
 const write = { readOnly: false, destructive: false, idempotent: false, openWorld: false } as const
 const idempotent = { ...write, idempotent: true } as const
@@ -78,7 +79,7 @@ export const pipelineCreate = kit.make({
   annotations: write,
   scopes: writeScopes,
   http: { method: "POST", path: "/pipelines", input: { kind: "body" } },
-  cli: { words: ["pipelines", "create"] },
+  cli: { words: ["pipelines", "create"], summary: Summaries.pipeline },
   input: CreateInput,
   output: PipelineView,
   capability: {
@@ -117,7 +118,7 @@ export const pipelineList = kit.make({
   description: "The workspace's Pipelines with their stages in order (each stage's id, outcome and whether it is archived). Free.",
   refuses: [],
   http: { method: "GET", path: "/pipelines", input: { kind: "query" } },
-  cli: { words: ["pipelines", "list"] },
+  cli: { words: ["pipelines", "list"], summary: Summaries.pipelines },
   input: ListInput,
   modelInput: ListModelInput,
   output: Schema.Struct({ pipelines: Schema.Array(PipelineView) }).annotations({ identifier: "PipelineList" }),
@@ -338,7 +339,7 @@ export const opportunityList = kit.make({
   refuses: [],
   paginates: true,
   http: { method: "GET", path: "/opportunities", input: { kind: "query" } },
-  cli: { words: ["opportunities", "list"] },
+  cli: { words: ["opportunities", "list"], summary: Summaries.opportunityPage },
   input: Schema.Struct({ ...opportunityListFields, limit: Schema.optional(LimitFromString(100, 20)) }).annotations({
     ...strict,
     identifier: "OpportunityListInput"
