@@ -29,6 +29,7 @@ import * as Database from "@service/storage/Database"
 import * as Migrations from "@service/storage/Migrations"
 import type * as TestDatabase from "@service/storage/TestDatabase"
 import * as TopicsBundle from "@service/topics/TopicsBundle"
+import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
@@ -76,8 +77,9 @@ export function compose(list: ReadonlyArray<Bundle.AnyBundle>): Layer.Layer<neve
 /** @since 0.1.0 @category models */
 export interface Options {
   /**
-   * Which delivery addresses outgoing webhooks may reach. Default: `AddressGuard.layer`, public https only.
-   * Tests that run a receiver on loopback pass `AddressGuard.layerAllowingLoopbackForTests()`.
+   * Which delivery addresses outgoing webhooks may reach. Default: `AddressGuard.layerConfig`, public https only
+   * unless `SERVICE_DELIVERY_ALLOW_PRIVATE_ADDRESSES=true` (local development). A host that must never relax it
+   * passes `AddressGuard.layer`; tests that run a receiver on loopback pass `AddressGuard.layerAllowingLoopbackForTests()`.
    */
   readonly addressGuard?: Layer.Layer<AddressGuard.AddressGuard> | undefined
   /**
@@ -135,7 +137,7 @@ export interface Application<Services, E, Deps, R> {
     database: Layer.Layer<Database.DatabaseServices, E1>,
     crypto: Layer.Layer<Crypto, E2>,
     options?: Options
-  ) => AppLayer<Services, E | E1 | E2 | Migrations.MigrationError, Deps>
+  ) => AppLayer<Services, E | E1 | E2 | Migrations.MigrationError | ConfigError.ConfigError, Deps>
   /**
    * {@link layer} over the configured database (DATABASE_URL, else the embedded one in SERVICE_DATA_DIR) and the
    * local keys. `createIfMissing: false` refuses an embedded database or key file that does not exist yet.
@@ -148,6 +150,11 @@ export interface Application<Services, E, Deps, R> {
   readonly operatorServices: (access: "database" | "existing-database") => AppLayer<Services, unknown, Deps>
   /** The test database every conformance run starts from: the migrations and each fixture's prepared rows. */
   readonly snapshot: TestDatabase.Snapshot<unknown>
+  /**
+   * What the configuration of the platform ports calls for saying loudly at start (a host's banner): today one
+   * line while `SERVICE_DELIVERY_ALLOW_PRIVATE_ADDRESSES` is on.
+   */
+  readonly warnings: Effect.Effect<ReadonlyArray<string>, ConfigError.ConfigError>
 }
 
 const gather = <A>(list: ReadonlyArray<Bundle.AnyBundle>, pick: (bundle: Bundle.AnyBundle) => ReadonlyArray<A> | undefined) =>
@@ -171,7 +178,7 @@ export function make(list: ReadonlyArray<Bundle.AnyBundle>): Application<never, 
   ) =>
     composed.pipe(
       Layer.provideMerge(Migrations.layer(migrations)),
-      Layer.provideMerge(options?.addressGuard ?? AddressGuard.layer),
+      Layer.provideMerge(options?.addressGuard ?? AddressGuard.layerConfig),
       Layer.provideMerge(options?.contactProvider ?? SandboxProvider.layerConfig),
       Layer.provideMerge(crypto),
       Layer.provideMerge(database)
@@ -202,7 +209,8 @@ export function make(list: ReadonlyArray<Bundle.AnyBundle>): Application<never, 
       key: ["fixtures", ...prepared.map((prepare) => prepare.key)].join(":"),
       migrations,
       prepare: Layer.mergeAll(Layer.empty, ...prepared.map((prepare) => prepare.layer))
-    }
+    },
+    warnings: AddressGuard.warnings
   }
 }
 

@@ -14,11 +14,16 @@
  * The address classification comes from `ipaddr.js` (its `range()`), completed by a short table of the
  * special-purpose blocks it does not name (IANA special-purpose address registries).
  *
+ * On a developer's machine `SERVICE_DELIVERY_ALLOW_PRIVATE_ADDRESSES=true` ({@link layerConfig}) also admits
+ * `http:`, loopback and private receivers; cloud metadata endpoints stay refused (decision 0070).
+ *
  * @since 0.1.0
  */
 import { lookup } from "node:dns/promises"
 import { isIP } from "node:net"
 import * as Arr from "effect/Array"
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -165,19 +170,37 @@ const V6_EXTRA: ReadonlyArray<readonly [[IPv6, number], string]> = [
 
 const GLOBAL_UNICAST_V6 = cidr6("2000::/3")
 
+// Cloud metadata services, refused under every policy: they hand out the host's own credentials, so no setting
+// may open them. Their ranges are refused anyway (169.254.169.254 of AWS, GCP and Azure is link-local, Alibaba's
+// 100.100.100.200 carrier-grade NAT), except AWS's IPv6 endpoint inside fc00::/7, which the private allowance
+// admits; naming them all keeps them refused if a policy ever admits more.
+const METADATA_V4: ReadonlyArray<IPv4> = [ipaddr.IPv4.parse("169.254.169.254"), ipaddr.IPv4.parse("100.100.100.200")]
+const METADATA_V6: ReadonlyArray<IPv6> = [ipaddr.IPv6.parse("fd00:ec2::254")]
+const METADATA_LABEL = "cloud metadata endpoint"
+
 /** What the policy allows beyond the production rules. */
 interface Policy {
   readonly schemes: ReadonlyArray<string>
   readonly loopback: boolean
+  /** 10/8, 172.16/12, 192.168/16 and fc00::/7 (unique local). */
+  readonly private: boolean
 }
 
-const production: Policy = { schemes: ["https:"], loopback: false }
-const loopbackForTests: Policy = { schemes: ["https:", "http:"], loopback: true }
+const production: Policy = { schemes: ["https:"], loopback: false, private: false }
+const loopbackForTests: Policy = { schemes: ["https:", "http:"], loopback: true, private: false }
+const privateForDevelopment: Policy = { schemes: ["https:", "http:"], loopback: true, private: true }
+
+const sameAddress = (a: IPv4 | IPv6, b: IPv4 | IPv6) => a.toNormalizedString() === b.toNormalizedString()
 
 // Left: the label of the range that refuses the address.
-const judge4 = (policy: Policy, address: IPv4): Either.Either<void, string> => {
+const judge4 = (policy: Policy, address: IPv4): Either.Either<void, string> =>
+  Either.flatMap(judgeRange4(policy, address), () =>
+    METADATA_V4.some((known) => sameAddress(known, address)) ? Either.left(`${METADATA_LABEL} (${address.toString()})`) : Either.void)
+
+const judgeRange4 = (policy: Policy, address: IPv4): Either.Either<void, string> => {
   const range = address.range()
   if (range === "loopback" && policy.loopback) return Either.void
+  if (range === "private" && policy.private) return Either.void
   if (range !== "unicast") return Either.left(V4_RANGES[range])
   const extra = V4_EXTRA.find(([block]) => address.match(block))
   return extra === undefined ? Either.void : Either.left(extra[1])
@@ -201,6 +224,11 @@ const judge6 = (policy: Policy, address: IPv6): Either.Either<Address, string> =
     })
   }
   if (range === "loopback" && policy.loopback) return Either.right({ address: address.toString(), family: 6 })
+  if (range === "uniqueLocal" && policy.private) {
+    return METADATA_V6.some((known) => sameAddress(known, address))
+      ? Either.left(`${METADATA_LABEL} (${address.toString()})`)
+      : Either.right({ address: address.toString(), family: 6 })
+  }
   // A 6to4 address is routed to the IPv4 address it embeds, so that address must be global too.
   if (range === "6to4") {
     return Either.mapBoth(judge4(production, embeddedIn6to4(address)), {
@@ -279,8 +307,9 @@ export const make = (options?: { readonly resolve?: Resolve }): AddressGuard["Ty
   AddressGuard.of({ check: checkWith(production, options?.resolve ?? systemResolve) })
 
 /**
- * The production guard over the system resolver. It reads no configuration: nothing a deployment sets can
- * relax it.
+ * The production guard over the system resolver. It reads no configuration: a host that must never relax it
+ * passes this layer (`App.Options.addressGuard`); the default, {@link layerConfig}, is the same unless a developer
+ * switches the private-address setting on.
  *
  * @since 0.1.0
  * @category layers
@@ -291,10 +320,8 @@ export const layer: Layer.Layer<AddressGuard> = Layer.sync(AddressGuard, () => m
  * A guard for tests against a local receiver: it also allows `http:` and loopback addresses (127.0.0.0/8,
  * ::1) and nothing else; private, link-local, metadata and every other range stay refused.
  *
- * Why a separate constructor and not a setting: a setting such as an environment variable can be switched on
- * in production by accident (a copied `.env`, a shared deployment template), and then every subscriber could
- * reach the service's own host. Code has to choose this constructor by name, which a review sees; no
- * configuration value leads to it.
+ * Why a constructor and not only a setting: test code chooses it by name, which a review sees, and it admits less
+ * than the development setting ({@link layerConfig}): loopback only, no private network.
  *
  * @since 0.1.0
  * @category constructors
@@ -303,10 +330,73 @@ export const makeAllowingLoopbackForTests = (options?: { readonly resolve?: Reso
   AddressGuard.of({ check: checkWith(loopbackForTests, options?.resolve ?? systemResolve) })
 
 /**
- * {@link makeAllowingLoopbackForTests} as a layer. For tests only; see there why it is not a setting.
+ * {@link makeAllowingLoopbackForTests} as a layer. For tests only.
  *
  * @since 0.1.0
  * @category layers
  */
 export const layerAllowingLoopbackForTests = (options?: { readonly resolve?: Resolve }): Layer.Layer<AddressGuard> =>
   Layer.sync(AddressGuard, () => makeAllowingLoopbackForTests(options))
+
+/**
+ * A guard for a developer's machine: `http:` and `https:`, loopback (127.0.0.0/8, ::1) and private receivers
+ * (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, fc00::/7). Link-local, cloud metadata endpoints and every other
+ * range stay refused, as do user information and other schemes.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeAllowingPrivateAddresses = (options?: { readonly resolve?: Resolve }): AddressGuard["Type"] =>
+  AddressGuard.of({ check: checkWith(privateForDevelopment, options?.resolve ?? systemResolve) })
+
+/**
+ * `SERVICE_DELIVERY_ALLOW_PRIVATE_ADDRESSES`: whether Destinations and MCP subscriptions may name `http:`,
+ * loopback and private receivers. For local development and tests only, never production: with it on, anyone who
+ * may create a Destination can make the service post to its own host and network.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const allowPrivateAddressesConfig: Config.Config<boolean> = Config.boolean("SERVICE_DELIVERY_ALLOW_PRIVATE_ADDRESSES").pipe(
+  Config.withDefault(false),
+  Config.withDescription(
+    "Local development and tests only, never production: let Destinations and MCP subscriptions deliver to http, loopback and private addresses (cloud metadata stays refused)."
+  )
+)
+
+/**
+ * What a host prints while the private-address setting is on (its start banner, a worker's log).
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const allowPrivateAddressesWarning =
+  "SERVICE_DELIVERY_ALLOW_PRIVATE_ADDRESSES is on: webhooks may be delivered to http, loopback and private addresses. For local development only; never in production."
+
+/**
+ * The warnings the configuration calls for: one line while the private-address setting is on, none otherwise.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const warnings: Effect.Effect<ReadonlyArray<string>, ConfigError.ConfigError> = Effect.map(
+  allowPrivateAddressesConfig,
+  (on) => (on ? [allowPrivateAddressesWarning] : [])
+)
+
+/**
+ * The guard the configuration asks for: {@link make}'s production rules, or with
+ * `SERVICE_DELIVERY_ALLOW_PRIVATE_ADDRESSES=true` {@link makeAllowingPrivateAddresses}, logged as a warning when
+ * built so every process that delivers says so.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig: Layer.Layer<AddressGuard, ConfigError.ConfigError> = Layer.effect(
+  AddressGuard,
+  Effect.gen(function*() {
+    if (!(yield* allowPrivateAddressesConfig)) return make()
+    yield* Effect.logWarning(allowPrivateAddressesWarning)
+    return makeAllowingPrivateAddresses()
+  })
+)

@@ -1,8 +1,18 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import { AddressGuard, layer, layerAllowingLoopbackForTests, make, type Resolve, type Rule } from "../src/AddressGuard.js"
+import {
+  AddressGuard,
+  layer,
+  layerAllowingLoopbackForTests,
+  layerConfig,
+  make,
+  type Resolve,
+  type Rule,
+  warnings
+} from "../src/AddressGuard.js"
 
 const literal = (address: string) => (address.includes(":") ? `https://[${address}]/hook` : `https://${address}/hook`)
 
@@ -213,5 +223,69 @@ describe("AddressGuard", () => {
         // A 6to4 address embedding loopback is no loopback address.
         assert.strictEqual(yield* ruleOf(literal("2002:7f00:1::1")), "blocked_address")
       }).pipe(Effect.provide(testLayer)))
+  })
+
+  describe("SERVICE_DELIVERY_ALLOW_PRIVATE_ADDRESSES", () => {
+    // The setting as a process would read it, without touching this process's environment.
+    const configured = (env: Readonly<Record<string, string>>) =>
+      layerConfig.pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))))
+
+    const privateAddresses = ["10.0.0.1", "172.16.0.1", "172.31.255.254", "192.168.1.1", "fc00::1", "fd12:3456:789a::1"]
+
+    it.effect("off by default and when false: loopback, private and http refused as in production", () =>
+      Effect.gen(function*() {
+        for (const env of [{}, { SERVICE_DELIVERY_ALLOW_PRIVATE_ADDRESSES: "false" }]) {
+          const ruleWith = (url: string) => Effect.provide(ruleOf(url), configured(env))
+          assert.strictEqual(yield* ruleWith("http://127.0.0.1:8080/hook"), "scheme")
+          assert.strictEqual(yield* ruleWith("https://127.0.0.1:8080/hook"), "blocked_address")
+          assert.strictEqual(yield* ruleWith("https://[::1]/hook"), "blocked_address")
+          for (const address of privateAddresses) assert.strictEqual(yield* ruleWith(literal(address)), "blocked_address", address)
+          assert.strictEqual(yield* ruleWith("https://1.1.1.1/hook"), "passed")
+          assert.deepStrictEqual(yield* Effect.provide(warnings, Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))), [])
+        }
+      }))
+
+    it.effect("on: http and https to loopback and private receivers, IPv4 and IPv6, and public ones as before", () =>
+      Effect.gen(function*() {
+        for (const url of ["http://127.0.0.1:41234/hook", "https://127.0.0.1/hook", "http://[::1]:8080/", "http://localhost:3001/x", "http://[::ffff:192.168.0.7]/"]) {
+          assert.strictEqual(yield* ruleOf(url), "passed", url)
+        }
+        for (const address of privateAddresses) {
+          assert.strictEqual(yield* ruleOf(literal(address)), "passed", address)
+          assert.strictEqual(yield* ruleOf(literal(address).replace("https:", "http:")), "passed", address)
+        }
+        assert.strictEqual(yield* ruleOf("https://1.1.1.1/hook"), "passed")
+        assert.strictEqual(yield* ruleOf("http://8.8.8.8/hook"), "passed")
+        const found = yield* check("http://127.0.0.1:41234/hook")
+        if (Either.isLeft(found)) return assert.fail(found.left.message)
+        assert.deepStrictEqual(found.right.addresses, [{ address: "127.0.0.1", family: 4 }])
+      }).pipe(Effect.provide(configured({ SERVICE_DELIVERY_ALLOW_PRIVATE_ADDRESSES: "true" }))))
+
+    it.effect("on: cloud metadata, link-local and every other range still refused, and every other rule", () =>
+      Effect.gen(function*() {
+        for (const url of ["http://169.254.169.254/latest/meta-data/", "http://[fd00:ec2::254]/latest/meta-data/", "http://[::ffff:169.254.169.254]/", "http://100.100.100.200/"]) {
+          const result = yield* check(url)
+          if (Either.isRight(result)) return assert.fail(`${url} passed`)
+          assert.strictEqual(result.left.rule, "blocked_address", url)
+          assert.match(result.left.message, /metadata|carrier-grade NAT/, url)
+        }
+        const stillRefused = refused.filter(([address, label]) =>
+          !["private", "loopback", "unique local"].some((admitted) => label.startsWith(admitted) || label.includes(`carrying ${admitted}`)) &&
+          !address.startsWith("127.")
+        )
+        for (const [address] of stillRefused) assert.strictEqual(yield* ruleOf(literal(address)), "blocked_address", address)
+        assert.strictEqual(yield* ruleOf("ftp://127.0.0.1/"), "scheme")
+        assert.strictEqual(yield* ruleOf("http://user:pw@127.0.0.1/"), "userinfo")
+        assert.strictEqual(yield* ruleOf("/relative"), "malformed_url")
+      }).pipe(Effect.provide(configured({ SERVICE_DELIVERY_ALLOW_PRIVATE_ADDRESSES: "true" }))))
+
+    it.effect("on: the warning a host prints; a value that is not a boolean fails to start", () =>
+      Effect.gen(function*() {
+        const on = Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["SERVICE_DELIVERY_ALLOW_PRIVATE_ADDRESSES", "true"]])))
+        const [line] = yield* Effect.provide(warnings, on)
+        assert.include(line ?? "", "never in production")
+        const bad = yield* Effect.either(Effect.provide(AddressGuard, configured({ SERVICE_DELIVERY_ALLOW_PRIVATE_ADDRESSES: "maybe" })))
+        assert.isTrue(Either.isLeft(bad))
+      }))
   })
 })

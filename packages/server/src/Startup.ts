@@ -66,6 +66,7 @@ export const run = <S, E, D, R>(application: App.Application<S, E, D, R>, { app,
     const statuses = yield* Effect.forEach(application.demo, (task) =>
       Effect.map(task.status, (status) => `  ${task.label.padEnd(11)} ${status}`)).pipe(Effect.provide(services))
 
+    const warnings = yield* application.warnings
     const key = Redacted.value(demo.apiKey)
     const rssMb = Math.round(process.memoryUsage().rss / 1024 / 1024)
     const tries = tryLines(application, { baseUrl: base, apiKey: key, workspace: demo.slug })
@@ -87,7 +88,9 @@ export const run = <S, E, D, R>(application: App.Application<S, E, D, R>, { app,
         `  Probes      ${base}/health  ${base}/ready`,
         ...statuses,
         ``,
-        ...(tries.length === 0 ? [] : [`Try:`, ...tries.map((line) => `  ${line}`), ``])
+        ...(tries.length === 0 ? [] : [`Try:`, ...tries.map((line) => `  ${line}`), ``]),
+        // Last, where the eye lands: a setting that must never reach production.
+        ...warnings.flatMap((line) => [`WARNING  ${line}`, ``])
       ].join("\n")
     )
     // Each demo task does nothing when its work is done (a corpus already published).
