@@ -10,9 +10,11 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as App from "@service/app/App"
 import * as Cli from "@service/cli/Cli"
+import * as EventsListen from "@service/cli/EventsListen"
 import * as Login from "@service/cli/Login"
 import * as Operators from "@service/cli/Operators"
 import * as Operation from "@service/core/Operation"
+import * as Catalog from "@service/events/Catalog"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
@@ -36,9 +38,12 @@ const operators = [
   })
 ]
 
+// `service events listen`, beside the events group's derived commands.
+const nested = [{ under: "events", command: Cli.operator(EventsListen.command({ groups: App.app.groups, catalog: Catalog.names })) }]
+
 // Failures were already printed by Cli.run; the teardown only picks the exit code.
 Effect.flatMap(prefix, (first) =>
-  Cli.run(process.argv, { groups: App.app.groups, operators }).pipe(Effect.provideService(Operation.SurfacePrefix, first))).pipe(
+  Cli.run(process.argv, { groups: App.app.groups, operators, nested }).pipe(Effect.provideService(Operation.SurfacePrefix, first))).pipe(
     Effect.provide(NodeContext.layer),
     Effect.provide(StderrLogger),
     NodeRuntime.runMain({ disableErrorReporting: true, disablePrettyLogger: true, teardown: Cli.teardown })

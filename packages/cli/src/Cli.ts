@@ -163,14 +163,23 @@ export interface Options<R = never, E = never, A = never, Name extends string = 
   readonly operator?: Command.Command<Name, R, E, A> | undefined
   /** Hand-written subtrees under the root, each made with {@link operator}; they read the root's {@link Settings}. */
   readonly operators?: ReadonlyArray<Operator> | undefined
+  /**
+   * Hand-written commands under a derived group's word (`events listen` under `events`), each made with
+   * {@link operator}; they read the root's {@link Settings} too.
+   */
+  readonly nested?: ReadonlyArray<{ readonly under: string; readonly command: Operator }> | undefined
   /** The first word (default: `Operation.SurfacePrefix`, `service`). */
   readonly prefix?: string | undefined
 }
 
-/** What an operation command was asked: a call, or words that stopped at a branch. */
+/** What an operation command was asked: a call, words that stopped at a branch, or a nested hand-written command. */
 type Invocation =
   | { readonly _tag: "Call"; readonly leaf: CommandTree.Leaf; readonly values: InputFlags.Values }
   | { readonly _tag: "Missing"; readonly node: CommandTree.Branch }
+  | { readonly _tag: "Operator"; readonly run: OperatorRun["run"] }
+
+/** The nested hand-written commands by the words of the branch they hang under. */
+type NestedByBranch = ReadonlyMap<string, ReadonlyArray<Operator>>
 
 interface Parsed {
   readonly name: string
@@ -178,7 +187,7 @@ interface Parsed {
 }
 
 /** Every derived node parses to one `Invocation`, so one handler serves the whole derived tree. */
-const descriptorOf = (node: CommandTree.Leaf | CommandTree.Branch): Descriptor.Command<Parsed> => {
+const descriptorOf = (node: CommandTree.Leaf | CommandTree.Branch, nested: NestedByBranch): Descriptor.Command<Parsed> => {
   const word = CommandTree.wordOf(node)
   if (node._tag === "Leaf") {
     return Descriptor.make(word, InputFlags.options(node.input, node.operation.cli.follow !== undefined), InputFlags.args(node.input)).pipe(
@@ -189,9 +198,16 @@ const descriptorOf = (node: CommandTree.Leaf | CommandTree.Branch): Descriptor.C
       }))
     )
   }
-  const children = node.children.flatMap((child) =>
-    child._tag === "External" ? [] : [[CommandTree.wordOf(child), descriptorOf(child)] as const]
+  const hung = (nested.get(node.words.join(" ")) ?? []).map((command) =>
+    [
+      [...Descriptor.getNames(command.descriptor)][0] ?? "",
+      Descriptor.map(command.descriptor, (erased): Parsed => ({ name: erased.name, invocation: { _tag: "Operator", run: erased.run } }))
+    ] as const
   )
+  const children = [
+    ...node.children.flatMap((child) => child._tag === "External" ? [] : [[CommandTree.wordOf(child), descriptorOf(child, nested)] as const]),
+    ...hung
+  ]
   const [first, ...rest] = children
   if (first === undefined) {
     return Descriptor.make(word).pipe(Descriptor.map((parsed): Parsed => ({ name: parsed.name, invocation: { _tag: "Missing", node } })))
@@ -236,9 +252,13 @@ const descriptionOf = (descriptor: Descriptor.Command<unknown>): string => {
 
 /** The words and descriptions of a hand-written subtree, for the tree's help and checks. */
 const externalOf = <R, E, A, Name extends string>(command: Command.Command<Name, R, E, A>): CommandTree.ExternalSpec => {
-  const subcommands = [...HashMap.entries(Descriptor.getSubcommands(command.descriptor))].sort(([a], [b]) => a.localeCompare(b))
+  const word = [...Descriptor.getNames(command.descriptor)][0] ?? ""
+  // A command without subcommands lists itself as its only one: it has none to show (`service login`, not `login login`).
+  const subcommands = [...HashMap.entries(Descriptor.getSubcommands(command.descriptor))]
+    .filter(([name]) => name !== word)
+    .sort(([a], [b]) => a.localeCompare(b))
   return {
-    word: [...Descriptor.getNames(command.descriptor)][0] ?? "",
+    word,
     description: descriptionOf(command.descriptor),
     commands: subcommands.map(([word, descriptor]) => ({ word, description: descriptionOf(descriptor) }))
   }
@@ -295,7 +315,8 @@ const treeFor = <R, E, A, Name extends string>(prefix: string, options: Options<
     groups: options.groups,
     external: [
       ...(options.operator === undefined ? [] : [externalOf(options.operator)]),
-      ...(options.operators ?? []).map(externalOf)
+      ...(options.operators ?? []).map(externalOf),
+      ...(options.nested ?? []).map(({ command, under }) => ({ ...externalOf(command), under }))
     ]
   })
 
@@ -329,10 +350,17 @@ const build = <R, E, A, Name extends string>(prefix: string, options: Options<R,
     const handle = (invocation: Invocation) =>
       invocation._tag === "Missing"
         ? report(false)(Failure.usage(Help.missingCommand(invocation.node)))
+        : invocation._tag === "Operator"
+        ? Effect.provideServiceEffect(invocation.run, Settings, root)
         : call(invocation.leaf, invocation.values)
 
+    const nested = new Map<string, Array<Operator>>()
+    for (const { command, under } of options.nested ?? []) {
+      const words = `${prefix} ${under}`
+      nested.set(words, [...(nested.get(words) ?? []), command])
+    }
     const derived = tree.children.flatMap((node) =>
-      node._tag === "External" ? [] : [Command.fromDescriptor(descriptorOf(node), (parsed: Parsed) => handle(parsed.invocation))]
+      node._tag === "External" ? [] : [Command.fromDescriptor(descriptorOf(node, nested), (parsed: Parsed) => handle(parsed.invocation))]
     )
     // Operators run below the root: the root's parsed options are there to hand them as Settings.
     const operators = (options.operators ?? []).map((command) => Command.provideEffect(command, Settings, root))

@@ -59,6 +59,8 @@ export type Node = Leaf | Branch | External
 /** @since 0.1.0 @category models */
 export interface ExternalSpec {
   readonly word: string
+  /** The derived branch it hangs under (`events` for `service events listen`); the root when absent. */
+  readonly under?: string | undefined
   readonly description: string
   readonly commands: ReadonlyArray<{ readonly word: string; readonly description: string }>
 }
@@ -119,10 +121,14 @@ export const make = (options: {
     }
   }
   for (const external of options.external ?? []) {
-    if (root.children.has(external.word)) return conflict(`${options.prefix} ${external.word} is already a command`)
-    root.children.set(external.word, {
+    const parent = external.under === undefined ? root : root.children.get(external.under)
+    if (parent === undefined || "_tag" in parent) {
+      return conflict(`${options.prefix} ${external.under ?? ""} ${external.word}: "${options.prefix} ${external.under ?? ""}" is no command group`)
+    }
+    if (parent.children.has(external.word)) return conflict(`${[...parent.words, external.word].join(" ")} is already a command`)
+    parent.children.set(external.word, {
       _tag: "External",
-      words: [options.prefix, external.word],
+      words: [...parent.words, external.word],
       description: external.description,
       commands: external.commands
     })
@@ -250,6 +256,8 @@ export const resolve = (
   while (node._tag === "Branch" || node._tag === "External") {
     const word = words[i]
     if (word === undefined || word.startsWith("-")) {
+      // A hand-written command without subcommands has its flags, which only @effect/cli's help shows.
+      if (help && node._tag === "External" && node.commands.length === 0) return { _tag: "Parse", node }
       if (help) return { _tag: "Help", node }
       if (word === undefined && node._tag === "Branch" && !builtIn) return { _tag: "Missing", node }
       return { _tag: "Parse", node }

@@ -112,6 +112,8 @@ const listing = (node: CommandTree.Node): Array<string> => {
         current.children.forEach(walk)
         break
       case "External":
+        // A hand-written command without subcommands (`login`, `events listen`) is one line itself.
+        if (current.commands.length === 0) entries.push([current.words.join(" "), firstSentence(current.description)])
         for (const command of current.commands) {
           entries.push([[...current.words, command.word].join(" "), firstSentence(command.description)])
         }
