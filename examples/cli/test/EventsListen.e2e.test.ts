@@ -2,7 +2,8 @@
  * `service events listen` as a developer runs it: the server started with SERVICE_DELIVERY_ALLOW_PRIVATE_ADDRESSES
  * on (read through its configuration, as `npm start` reads it), the binary in its own process listening on
  * 127.0.0.1, a signed CloudEvent posted to the door over HTTP; the CLI prints the verified `contact.created` the
- * server delivered to it, and when the process gets SIGTERM it stops its Destination.
+ * server delivered to it, forwards it with its signature to a developer's app (`--forward-to`), and when the process
+ * gets SIGTERM it stops its Destination.
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { assert, layer } from "@effect/vitest"
@@ -22,6 +23,8 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { spawn } from "node:child_process"
 import { createHmac } from "node:crypto"
+import * as NodeHttp from "node:http"
+import type { AddressInfo } from "node:net"
 import { fileURLToPath } from "node:url"
 import { Target, target } from "./support/Target.js"
 
@@ -131,6 +134,34 @@ const signedNotice = (secret: string, id: string) => {
   }
 }
 
+/** A developer's app: records what it is sent and answers 204; closed with the scope. */
+const app = Effect.acquireRelease(
+  Effect.promise(() =>
+    new Promise<{ readonly url: string; readonly received: Array<{ readonly headers: NodeHttp.IncomingHttpHeaders; readonly body: string }>; readonly server: NodeHttp.Server }>((resolve) => {
+      const received: Array<{ readonly headers: NodeHttp.IncomingHttpHeaders; readonly body: string }> = []
+      const server = NodeHttp.createServer((request, response) => {
+        const chunks: Array<Buffer> = []
+        request.on("data", (chunk: Buffer) => chunks.push(chunk))
+        request.on("end", () => {
+          received.push({ headers: request.headers, body: Buffer.concat(chunks).toString("utf8") })
+          response.writeHead(204).end()
+        })
+      })
+      server.listen(0, "127.0.0.1", () => {
+        const address: AddressInfo | string | null = server.address()
+        const port = address !== null && typeof address === "object" ? address.port : 0
+        resolve({ url: `http://127.0.0.1:${port}/app`, received, server })
+      })
+    })
+  ),
+  ({ server }) => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
+)
+
+const headerText = (headers: NodeHttp.IncomingHttpHeaders, name: string): string => {
+  const value = headers[name]
+  return Array.isArray(value) ? value.join(" ") : value ?? ""
+}
+
 // PGlite, and PostgreSQL too when DATABASE_URL is set.
 for (const first of TestDatabase.targets()) {
   const Env = target.pipe(
@@ -148,14 +179,16 @@ for (const first of TestDatabase.targets()) {
         Effect.gen(function*() {
           const { baseUrl } = yield* Target
           const key = yield* OwnerKey
+          const developerApp = yield* app
           const api = `${baseUrl}/api/v1/workspaces/acme`
           // Killed however the test ends, so a failure leaves no process behind.
           const listen = yield* Effect.acquireRelease(
-            Effect.sync(() => start(["--base-url", baseUrl, "--api-key", key, "--workspace", "acme", "events", "listen", "--events", "contact.created", "--json"])),
+            Effect.sync(() => start(["--base-url", baseUrl, "--api-key", key, "--workspace", "acme", "events", "listen", "--events", "contact.created", "--json", "--forward-to", developerApp.url])),
             (running) => Effect.sync(() => running.signal("SIGKILL"))
           )
           const destination = yield* waitFor(listen, () => /Destination (dst_[0-9a-f]+)/.exec(listen.stderr())?.[1])
           assert.match(listen.stderr(), /^Ready: listening on http:\/\/127\.0\.0\.1:\d+ for contact\.created/)
+          const secret = yield* waitFor(listen, () => /Signing secret: (whsec_\S+)/.exec(listen.stderr())?.[1])
 
           const listed = Schema.decodeUnknownSync(Subscriptions)((yield* http(`${api}/events/subscriptions`, { headers: { "x-api-key": key } })).body)
           const mine = listed.subscriptions.find((s) => s.id === destination)
@@ -181,6 +214,17 @@ for (const first of TestDatabase.targets()) {
           assert.strictEqual(printed.data.name, "Ana Ruiz")
           // The ledger never carries the email.
           assert.notInclude(line, "ana@acme.mx")
+
+          // The app got the same body and signature headers, and its answer is the server's.
+          assert.include(line, `"forwarded":"HTTP 204"`)
+          const [forwarded] = developerApp.received
+          if (forwarded === undefined) return assert.fail("nothing was forwarded")
+          const id = headerText(forwarded.headers, "webhook-id")
+          const timestamp = headerText(forwarded.headers, "webhook-timestamp")
+          assert.strictEqual(id, printed.webhook_id)
+          const expected = createHmac("sha256", Buffer.from(secret.slice("whsec_".length), "base64")).update(`${id}.${timestamp}.${forwarded.body}`).digest("base64")
+          assert.include(headerText(forwarded.headers, "webhook-signature").split(" "), `v1,${expected}`)
+          assert.include(forwarded.body, printed.data.contact_id)
 
           listen.signal("SIGTERM")
           yield* Effect.promise(() => listen.exited)

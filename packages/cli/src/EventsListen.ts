@@ -14,7 +14,6 @@
 import * as Command from "@effect/cli/Command"
 import * as CliOptions from "@effect/cli/Options"
 import * as Operation from "@service/core/Operation"
-import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -34,9 +33,6 @@ import * as Remote from "./Remote.js"
 
 /** The operations the command drives, by the names the events bundle declares. @since 0.1.0 @category constants */
 export const operations = { create: "destinations_create", stop: "destinations_stop" } as const
-
-/** How many event names one Destination takes (`destinations_create`'s `events` limit). @since 0.1.0 @category constants */
-export const eventsPerDestination = 14
 
 /** How far a delivery's `webhook-timestamp` may be from this machine's clock (Standard Webhooks' tolerance). */
 const toleranceSeconds = 5 * 60
@@ -227,48 +223,42 @@ export const command = (options: Options) =>
       if (address === null || typeof address === "string") return yield* Effect.dieMessage("the receiver has no TCP address")
       const base = `http://127.0.0.1:${address.port}`
 
-      // One Destination per 14 names (what one takes), each on its own path so a delivery is verified with its secret.
-      const chunks = Chunk.toReadonlyArray(Chunk.chunksOf(Chunk.fromIterable(names), eventsPerDestination)).map(Chunk.toReadonlyArray)
-      const secrets = new Map<string, string>()
-      const created: Array<string> = []
-      for (const [index, chunk] of chunks.entries()) {
-        const path = `/events/${index}`
-        const input = yield* Remote.check(create, {
-          url: `${base}${path}`,
-          events: chunk,
-          ...(Option.isSome(subject) ? { subject: subject.value } : {}),
-          description: `service events listen on ${base}`
-        })
-        const destination = yield* Effect.acquireRelease(
-          Remote.call(connection, create, input).pipe(
-            Effect.flatMap((output) => Effect.orDie(Schema.decodeUnknown(Created)(output))),
-            Effect.catchAll((failure): Effect.Effect<never, Failure.Failure | Failure.Reported> =>
-              isAddressRejected(failure)
-                ? Console.error(`${Format.failure(failure)}\n\n${privateAddressesHint(settings.baseUrl)}`).pipe(
-                  Effect.zipRight(Effect.fail(new Failure.Reported({ failure })))
-                )
-                : Effect.fail(failure)
-            )
-          ),
-          // Stopped however the command ends: interrupted, or a later step failed.
-          (made) =>
-            Remote.check(stop, { destination_id: made.id }).pipe(
-              Effect.flatMap((stopInput) => Remote.call(connection, stop, stopInput)),
-              Effect.zipRight(Console.error(`Stopped Destination ${made.id}.`)),
-              Effect.catchAll((failure) =>
-                Console.error(`Could not stop Destination ${made.id}; stop it with: service events destinations stop ${made.id}\n${Format.failure(failure)}`)
+      const path = "/events"
+      const input = yield* Remote.check(create, {
+        url: `${base}${path}`,
+        events: names,
+        ...(Option.isSome(subject) ? { subject: subject.value } : {}),
+        description: `service events listen on ${base}`
+      })
+      const destination = yield* Effect.acquireRelease(
+        Remote.call(connection, create, input).pipe(
+          Effect.flatMap((output) => Effect.orDie(Schema.decodeUnknown(Created)(output))),
+          Effect.catchAll((failure): Effect.Effect<never, Failure.Failure | Failure.Reported> =>
+            isAddressRejected(failure)
+              ? Console.error(`${Format.failure(failure)}\n\n${privateAddressesHint(settings.baseUrl)}`).pipe(
+                Effect.zipRight(Effect.fail(new Failure.Reported({ failure })))
               )
+              : Effect.fail(failure)
+          )
+        ),
+        // Stopped however the command ends: interrupted, or a later step failed.
+        (made) =>
+          Remote.check(stop, { destination_id: made.id }).pipe(
+            Effect.flatMap((stopInput) => Remote.call(connection, stop, stopInput)),
+            Effect.zipRight(Console.error(`Stopped Destination ${made.id}.`)),
+            Effect.catchAll((failure) =>
+              Console.error(`Could not stop Destination ${made.id}; stop it with: service events destinations stop ${made.id}\n${Format.failure(failure)}`)
             )
-        )
-        secrets.set(path, destination.secret)
-        created.push(destination.id)
-      }
+          )
+      )
       yield* Console.error(
         [
           `Ready: listening on ${base} for ${names.join(", ")}${Option.isSome(subject) ? ` of ${subject.value}` : ""}`,
-          `(Destination ${created.join(", ")} in workspace ${settings.workspace}${
+          `(Destination ${destination.id} in workspace ${settings.workspace}${
             Option.isSome(forwardTo) ? `; forwarding to ${forwardTo.value}` : ""
-          }). Ctrl-C stops it.`
+          }). Ctrl-C stops it.`,
+          // What an app behind --forward-to verifies the forwarded signatures with.
+          `Signing secret: ${destination.secret}`
         ].join("\n")
       )
 
@@ -286,8 +276,8 @@ export const command = (options: Options) =>
 
       return yield* Effect.forever(Effect.gen(function*() {
         const received = yield* Queue.take(queue)
-        const secret = secrets.get(received.path)
-        if (secret === undefined) return yield* Effect.sync(() => received.respond(404))
+        if (received.path !== path) return yield* Effect.sync(() => received.respond(404))
+        const secret = destination.secret
         const nowSeconds = Math.floor((yield* Clock.currentTimeMillis) / 1000)
         const checked = verify(secret, {
           id: header(received.headers, "webhook-id"),

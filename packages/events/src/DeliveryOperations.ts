@@ -21,6 +21,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import * as Catalog from "./Catalog.js"
 import { Outcome } from "./Delivery.js"
 import { DeliveryLog, DeliveryView, DestinationView } from "./DeliveryLog.js"
 import { type DestinationRefused, Destinations, notFoundMessage } from "./Destinations.js"
@@ -136,7 +137,7 @@ const fromRefused = (refused: DestinationRefused) => {
     case "unknown_event":
       return refuse("invalid_field_value", refused.message, "Use names from events/list (the catalog).", { field: "events" })
     case "url_rejected":
-      return refuse("address_rejected", refused.message, "Give a public https address.", { field: "url" })
+      return refuse("address_rejected", refused.message, "Give a public https address (a developer's own server may allow local ones with SERVICE_DELIVERY_ALLOW_PRIVATE_ADDRESSES=true).", { field: "url" })
     case "not_found":
       return destinationNotFound(refused.message)
     case "test_workspace":
@@ -144,9 +145,10 @@ const fromRefused = (refused: DestinationRefused) => {
   }
 }
 
+// As many names as the catalog has (it grew past the spec's fourteen), so one Destination can take every event.
 const CreateInput = Schema.Struct({
   url: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(2048)).annotations({ description: "A public https address." }),
-  events: Schema.Array(Schema.String.pipe(Schema.maxLength(100))).pipe(Schema.minItems(1), Schema.maxItems(14)).annotations({
+  events: Schema.Array(Schema.String.pipe(Schema.maxLength(100))).pipe(Schema.minItems(1), Schema.maxItems(Catalog.names.length)).annotations({
     description: "Catalog event names (events/list)."
   }),
   subject: Schema.optional(Schema.String.pipe(Schema.pattern(/^[a-z_]+\/[A-Za-z0-9_-]{1,100}$/))).annotations({
