@@ -172,7 +172,8 @@ export const lines = (node: Node): ReadonlyArray<string> => {
     case "Branch":
       return node.children.flatMap(lines)
     case "External":
-      return node.commands.map((command) => [...node.words, command.word].join(" "))
+      // A hand-written command without subcommands (`login`) is a command line itself.
+      return node.commands.length === 0 ? [node.words.join(" ")] : node.commands.map((command) => [...node.words, command.word].join(" "))
   }
 }
 

@@ -37,6 +37,19 @@ describe("CommandTree", () => {
     assert.isTrue(Either.isLeft(CommandTree.make({ prefix: "s", description: "", groups, external: [{ ...ops, word: "toy" }] })))
   })
 
+  it("hangs a hand-written command under a group's word, and refuses one under no group or on a taken word", () => {
+    const listen = { word: "listen", under: "market", description: "Listens.", commands: [] }
+    const tree = Either.getOrThrow(CommandTree.make({ prefix: "service", description: "d", groups, external: [ops, listen] }))
+    assert.include(CommandTree.lines(tree), "service market listen")
+    const resolve = (args: ReadonlyArray<string>) => CommandTree.resolve(tree, args, [])
+    assert.deepInclude(resolve(["market", "listen", "--json"]), { _tag: "Parse" })
+    // Its flags are its own: its help is @effect/cli's, reached by parsing.
+    assert.strictEqual(resolve(["market", "listen", "--help"])._tag, "Parse")
+    assert.strictEqual(resolve(["market", "--help"])._tag, "Help")
+    assert.isTrue(Either.isLeft(CommandTree.make({ prefix: "s", description: "", groups, external: [{ ...listen, under: "nowhere" }] })))
+    assert.isTrue(Either.isLeft(CommandTree.make({ prefix: "s", description: "", groups, external: [{ ...listen, word: "suppliers" }] })))
+  })
+
   describe("resolve", () => {
     const tree = treeOf()
     const root = ["base-url", "api-key", "workspace"]
