@@ -47,7 +47,7 @@ export const scopeDescriptions: { readonly [S in Scope]: string } = {
   "commercial:activate": "Unlock contact details, which spends money from the workspace's balance.",
   "topics:write": "Create, edit, propose, approve and share topics and tags.",
   "saved_searches:write": "Create and delete saved searches and their alerts.",
-  "crm:write": "Move and close opportunities and erase contacts in the CRM.",
+  "crm:write": "Create and change contacts, companies, Pipelines, opportunities and collections in the CRM, and erase contacts.",
   "door:admin": "Manage the event door: sources, secrets, mappings, reprocessing, test arrivals and test workspaces.",
   "events:write": "Create, stop and replay event destinations (webhooks sent to your systems).",
   "access:write": "Create and revoke API keys; invite, change and remove members (each within your role)."
