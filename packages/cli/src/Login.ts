@@ -21,6 +21,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
+import * as Cli from "./Cli.js"
 import * as Failure from "./Failure.js"
 
 /** The CLI's OAuth client id, registered by the server. @since 0.1.0 @category constants */
@@ -215,10 +216,12 @@ const baseUrlOption = CliOptions.text("base-url").pipe(
   CliOptions.optional
 )
 
-const resolveBase = (given: Option.Option<string>, fallback: string) =>
+// The command's own --base-url, else the root's (`service --base-url X login`, or SERVICE_BASE_URL): the root
+// settings already resolve the environment and the default.
+const resolveBase = (given: Option.Option<string>) =>
   Option.match(given, {
     onSome: Effect.succeed,
-    onNone: () => Config.string("SERVICE_BASE_URL").pipe(Config.withDefault(fallback), Effect.orElseSucceed(() => fallback))
+    onNone: () => Effect.map(Cli.Settings, (settings) => settings.baseUrl)
   })
 
 /**
@@ -226,10 +229,10 @@ const resolveBase = (given: Option.Option<string>, fallback: string) =>
  *
  * @since 0.1.0 @category commands
  */
-export const loginCommand = (defaultBaseUrl: string) =>
+export const loginCommand = (_defaultBaseUrl?: string) =>
   Command.make("login", { baseUrl: baseUrlOption }, ({ baseUrl }) =>
     Effect.gen(function*() {
-      const base = yield* resolveBase(baseUrl, defaultBaseUrl)
+      const base = yield* resolveBase(baseUrl)
       const kept = yield* login(base)
       yield* Console.log(`Signed in to ${normal(base)} (scopes: ${kept.scope}). Try: service whoami --workspace <slug>`)
     })).pipe(Command.withDescription("Sign the CLI in through the browser (OAuth device grant); the tokens are kept for this server."))
@@ -239,10 +242,10 @@ export const loginCommand = (defaultBaseUrl: string) =>
  *
  * @since 0.1.0 @category commands
  */
-export const logoutCommand = (defaultBaseUrl: string) =>
+export const logoutCommand = (_defaultBaseUrl?: string) =>
   Command.make("logout", { baseUrl: baseUrlOption }, ({ baseUrl }) =>
     Effect.gen(function*() {
-      const base = yield* resolveBase(baseUrl, defaultBaseUrl)
+      const base = yield* resolveBase(baseUrl)
       const had = yield* logout(base)
       yield* Console.log(had ? `Signed out of ${normal(base)}: its tokens are revoked and forgotten.` : `Not signed in to ${normal(base)}.`)
     })).pipe(Command.withDescription("Revoke and forget the tokens kept for this server."))
