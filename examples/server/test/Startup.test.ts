@@ -36,7 +36,7 @@ const bannerKey = (server: Child) =>
 const get = (url: string) =>
   Effect.promise(async () => {
     const response = await fetch(url)
-    return { status: response.status, body: await response.text() }
+    return { status: response.status, body: await response.text(), keepAlive: response.headers.get("keep-alive") }
   })
 
 /** Only what the process wrote on stderr that is not blank. */
@@ -87,6 +87,8 @@ describe("npm start", () => {
       const port = yield* listeningPort(first)
       const health = yield* get(`http://127.0.0.1:${port}/health`)
       assert.strictEqual(health.status, 200)
+      // The listener outlasts its clients' idle connections (65 s, not Node's 5 s; decision 0029).
+      assert.strictEqual(health.keepAlive, "timeout=65")
       const { key, note } = yield* bannerKey(first)
       assert.include(note, "new")
       // The demo person: the banner says where to sign in and where the password is kept.

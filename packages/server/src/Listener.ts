@@ -22,6 +22,17 @@ import { createServer } from "node:http"
 export type App = HttpApp.Default<never, HttpRouter.HttpRouter.DefaultServices>
 
 /**
+ * The node server. Idle kept-alive connections are closed after 65 s, not Node's 5 s: a client reuses an idle
+ * connection until its own idle timeout (undici's is 4 s, counted in event-loop ticks, so later in wall
+ * time on a busy machine), and a server that closes first resets the request sent on it (ECONNRESET, "other side
+ * closed"). The server must outlast its clients (docs/decisions/0029); `headersTimeout` stays above it, as Node
+ * requires. Every host listens through it: `npm start` (this listener) and `Server.layer`.
+ *
+ * @since 0.1.0 @category constructors
+ */
+export const nodeServer = () => createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000 })
+
+/**
  * What `/ready` answers before the database is open: every check waits for it.
  *
  * @since 0.1.0 @category constructors
@@ -49,4 +60,4 @@ export const layer = (options: {
       if (request.method === "GET" && path === "/ready") return Health.readyResponse(yield* options.starting)
       return yield* Effect.flatten(Deferred.await(options.app))
     })
-  ).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port, host: options.host })))
+  ).pipe(Layer.provideMerge(NodeHttpServer.layer(nodeServer, { port: options.port, host: options.host })))

@@ -21,8 +21,8 @@ import * as HttpLayer from "@service/http/HttpLayer"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { createServer } from "node:http"
 import * as Cors from "./Cors.js"
+import * as Listener from "./Listener.js"
 import * as McpRoute from "./McpRoute.js"
 import * as Readiness from "./Readiness.js"
 import * as Workers from "./Workers.js"
@@ -42,14 +42,11 @@ export const routes = <S, E, D, R>(app: App.Application<S, E, D, R>) =>
   ).pipe(Layer.provide(Readiness.layer(app)))
 
 /**
- * The node server. Idle kept-alive connections are closed after 65 s, not Node's 5 s: a client reuses an idle
- * connection until its own idle timeout (undici's is 4 s, counted in event-loop ticks, so later in wall
- * time on a busy machine), and a server that closes first resets the request sent on it (ECONNRESET).
- * The server must outlast its clients (docs/decisions/0029); `headersTimeout` stays above it, as Node requires.
+ * The node server every host listens through (65 s keep-alive, decision 0029): see `Listener.nodeServer`.
  *
  * @since 0.1.0 @category constructors
  */
-export const nodeServer = () => createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000 })
+export const nodeServer = Listener.nodeServer
 
 /**
  * Tells the application's PublicAddress where the server listens (a port picked at random included), so the links
