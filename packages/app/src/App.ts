@@ -14,6 +14,7 @@ import * as IdentityBundle from "@service/identity/IdentityBundle"
 import * as SandboxProvider from "@service/contacts/SandboxProvider"
 import * as CoreBundle from "@service/core/CoreBundle"
 import type { Crypto } from "@service/core/Crypto"
+import * as Erasure from "@service/core/Erasure"
 import * as LocalKeys from "@service/core/LocalKeys"
 import type * as Method from "@service/core/Method"
 import type * as Mount from "@service/core/Mount"
@@ -100,8 +101,8 @@ export const offlineOptions: Options = {
   addressGuard: Layer.succeed(AddressGuard.AddressGuard, AddressGuard.make({ resolve: () => Effect.succeed(["93.184.215.14"]) }))
 }
 
-/** What the application layer gives the bundles from the platform, beside their own services. */
-type Platform = Database.DatabaseServices | Crypto | AddressGuard.AddressGuard | ContactProvider
+/** What the application layer gives the bundles from the platform, and the erasure it builds from them, beside their own services. */
+type Platform = Database.DatabaseServices | Crypto | AddressGuard.AddressGuard | ContactProvider | Erasure.Erasure
 
 /**
  * An application's services over the platform: the bundles' services and the platform's, failing with `E`, needing
@@ -127,6 +128,8 @@ export interface Application<Services, E, Deps, R> {
   readonly operators: ReadonlyArray<OperatorCommand.Group<Exclude<R, Operation.Provided>>>
   readonly readiness: ReadonlyArray<Bundle.Check<Exclude<R, Operation.Provided>>>
   readonly demo: ReadonlyArray<Bundle.DemoTask<Exclude<R, Operation.Provided>>>
+  /** Every bundle's erasers, gathered into the application's `Erasure` service (decision 0071). */
+  readonly erasers: ReadonlyArray<Erasure.Eraser<Exclude<R, Operation.Provided>>>
   /** The conformance fixtures of the bundles that declare one. */
   readonly fixtures: ReadonlyArray<Bundle.Fixture<Exclude<R, Operation.Provided>>>
   /**
@@ -170,7 +173,9 @@ export function make<const Bs extends ReadonlyArray<Bundle.AnyBundle>>(
 ): Application<Folded<Bs>["services"], Folded<Bs>["error"], Folded<Bs>["deps"], Folded<Bs>["requirements"]>
 export function make(list: ReadonlyArray<Bundle.AnyBundle>): Application<never, unknown, unknown, unknown> {
   const migrations = list.flatMap((bundle) => bundle.migrations)
-  const composed = compose(list)
+  const erasers = gather(list, (bundle) => bundle.erasers)
+  // One erasure over every bundle's stores, built over all their services.
+  const composed = Layer.provideMerge(Erasure.layer(erasers), compose(list))
   const layer = <E1, E2>(
     database: Layer.Layer<Database.DatabaseServices, E1>,
     crypto: Layer.Layer<Crypto, E2>,
@@ -201,6 +206,7 @@ export function make(list: ReadonlyArray<Bundle.AnyBundle>): Application<never, 
     operators: gather(list, (bundle) => bundle.operators),
     readiness: gather(list, (bundle) => bundle.readiness),
     demo: gather(list, (bundle) => bundle.demo),
+    erasers,
     fixtures,
     layer,
     layerFromConfig,

@@ -10,6 +10,7 @@
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type * as Effect from "effect/Effect"
+import type * as Erasure from "./Erasure.js"
 import type * as Layer from "effect/Layer"
 import type * as Method from "./Method.js"
 import type * as Mount from "./Mount.js"
@@ -105,11 +106,11 @@ export interface DemoTask<R> {
 /**
  * What a domain declares, each part with what it needs at run time: its operations (`RG`), workers (`RW`),
  * routes (`RM`), methods (`RMe`), operator commands (`RO`), readiness checks (`RC`), demo tasks (`RD`) and
- * fixture (`RF`). {@link make} gathers them into one {@link Bundle}.
+ * fixture (`RF`) and erasers (`RE`). {@link make} gathers them into one {@link Bundle}.
  *
  * @since 0.1.0 @category models
  */
-export interface Declared<Services, E, Deps, RG, RW, RM, RMe, RO, RC, RD, RF> {
+export interface Declared<Services, E, Deps, RG, RW, RM, RMe, RO, RC, RD, RF, RE = never> {
   readonly name: string
   readonly layer: Layer.Layer<Services, E, Deps>
   /** In dependency order within the bundle; the runner orders across bundles by `dependsOn`. */
@@ -128,6 +129,11 @@ export interface Declared<Services, E, Deps, RG, RW, RM, RMe, RO, RC, RD, RF> {
   /** What the demo runtimes load on their first start. */
   readonly demo?: ReadonlyArray<DemoTask<RD>> | undefined
   readonly fixture?: Fixture<RF> | undefined
+  /**
+   * How a person's erasure reaches the bundle's stores that hold personal data (decision 0071): the application
+   * gathers every bundle's into the one `Erasure` service the CRM's erasure calls in its transaction.
+   */
+  readonly erasers?: ReadonlyArray<Erasure.Eraser<RE>> | undefined
 }
 
 /**
@@ -137,7 +143,7 @@ export interface Declared<Services, E, Deps, RG, RW, RM, RMe, RO, RC, RD, RF> {
  *
  * @since 0.1.0 @category models
  */
-export interface Bundle<Services, E, Deps, R> extends Declared<Services, E, Deps, R, R, R, R, R, R, R, R> {}
+export interface Bundle<Services, E, Deps, R> extends Declared<Services, E, Deps, R, R, R, R, R, R, R, R, R> {}
 
 /**
  * Declares a bundle. What its operations, workers, routes, methods, commands, checks, demo tasks and fixture need
@@ -145,9 +151,9 @@ export interface Bundle<Services, E, Deps, R> extends Declared<Services, E, Deps
  *
  * @since 0.1.0 @category constructors
  */
-export const make = <Services, E, Deps, RG, RW = never, RM = never, RMe = never, RO = never, RC = never, RD = never, RF = never>(
-  bundle: Declared<Services, E, Deps, RG, RW, RM, RMe, RO, RC, RD, RF>
-): Bundle<Services, E, Deps, RG | RW | RM | RMe | RO | RC | RD | RF> => bundle
+export const make = <Services, E, Deps, RG, RW = never, RM = never, RMe = never, RO = never, RC = never, RD = never, RF = never, RE = never>(
+  bundle: Declared<Services, E, Deps, RG, RW, RM, RMe, RO, RC, RD, RF, RE>
+): Bundle<Services, E, Deps, RG | RW | RM | RMe | RO | RC | RD | RF | RE> => bundle
 
 /**
  * A bundle whose types are erased (a layer's output is contravariant, hence `never`).
