@@ -11,6 +11,7 @@ import * as ContactsFixture from "./ContactsFixture.js"
 import * as ContactsMigrations from "./ContactsMigrations.js"
 import * as ContactsWorkers from "./ContactsWorkers.js"
 import * as Layer from "effect/Layer"
+import * as ContactsErasers from "./ContactsErasers.js"
 import * as Quotes from "./Quotes.js"
 import * as Unlocks from "./Unlocks.js"
 
@@ -22,5 +23,6 @@ export const bundle = Bundle.make({
   migrations: [ContactsMigrations.migrations],
   groups: [ContactOperations.group],
   workers: ContactsWorkers.workers,
-  fixture: ContactsFixture.fixture
+  fixture: ContactsFixture.fixture,
+  erasers: ContactsErasers.erasers
 })

@@ -10,6 +10,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { requireOwnerOrAdminPerson } from "@service/core/Authorization"
+import { Erasure } from "@service/core/Erasure"
 import * as Operation from "@service/core/Operation"
 import { EventLedger } from "@service/events/EventLedger"
 import { Caller } from "@service/core/RequestContext"
@@ -81,6 +82,19 @@ export const contactErase = kit.make({
       const caller = yield* Caller
       const crm = yield* Crm
       const ledger = yield* EventLedger
+      const erasure = yield* Erasure
+      const contact = yield* crm.getContact(caller.workspace.id, input.contact_id)
+      if (Option.isNone(contact)) return yield* notFound("contact_not_found", input.contact_id, "contact_id")
+      // Every other store first, while the contact still says who they are; then the contact itself.
+      const report = yield* erasure.erase({
+        workspaceId: caller.workspace.id,
+        contactId: input.contact_id,
+        values: {
+          names: Option.toArray(Option.fromNullable(contact.value.name)),
+          emails: Option.toArray(Option.fromNullable(contact.value.email)),
+          phones: Option.toArray(Option.fromNullable(contact.value.phone))
+        }
+      })
       yield* crm.erase(caller.workspace.id, input.contact_id).pipe(
         Effect.catchTag("CrmNotFound", () => notFound("contact", input.contact_id))
       )
@@ -97,7 +111,8 @@ export const contactErase = kit.make({
           name: null,
           company_id: erased.value.company_id,
           arrival_id: null,
-          changed_fields: ["name", "email", "phone", "role", "website"]
+          changed_fields: ["name", "email", "phone", "role", "website"],
+          redacted: [{ store: "crm.contacts", redacted: 1 }, ...report.stores]
         }
       })
       const company = erased.value.company_id === null ? Option.none() : yield* crm.getCompany(caller.workspace.id, erased.value.company_id)
@@ -169,7 +184,7 @@ export const opportunityMove = kit.make({
 })
 
 /** What running the CRM operations needs. @since 0.1.0 @category models */
-export type Requirements = Crm | EventLedger | SqlClient.SqlClient | Caller
+export type Requirements = Crm | EventLedger | SqlClient.SqlClient | Caller | Erasure
 
 /** @since 0.1.0 @category groups */
 export const group: Operation.Group<Requirements> = kit.group<Requirements>({

@@ -12,9 +12,11 @@ import type * as Operation from "@service/core/Operation"
 import * as Crm from "@service/crm/Crm"
 import * as CrmOperations from "@service/crm/CrmOperations"
 import * as CrmMigrations from "@service/crm/CrmMigrations"
+import * as CrmErasers from "@service/crm/CrmErasers"
 import * as Layer from "effect/Layer"
 import * as ArrivalOperations from "./ArrivalOperations.js"
 import * as Arrivals from "./Arrivals.js"
+import * as DoorErasers from "./DoorErasers.js"
 import * as DoorFixture from "./DoorFixture.js"
 import * as DoorMigrations from "./DoorMigrations.js"
 import * as DoorWorkers from "./DoorWorkers.js"
@@ -48,5 +50,6 @@ export const bundle = Bundle.make({
   groups,
   workers: DoorWorkers.workers,
   mounts: IntakeRoutes.mounts,
-  fixture: DoorFixture.fixture
+  fixture: DoorFixture.fixture,
+  erasers: [...DoorErasers.erasers, ...CrmErasers.erasers]
 })

@@ -5,6 +5,7 @@
  */
 import door from "./migrations/0001_door.js"
 import webhookSources from "./migrations/0002_webhook_sources.js"
+import erasureAndRetention from "./migrations/0003_erasure_and_retention.js"
 
 /** @since 0.1.0 @category migrations */
 export const migrations = {
@@ -12,6 +13,7 @@ export const migrations = {
   dependsOn: ["core", "crm", "events"],
   migrations: {
     "0001_door": door,
-    "0002_webhook_sources": webhookSources
+    "0002_webhook_sources": webhookSources,
+    "0003_erasure_and_retention": erasureAndRetention
   }
 } as const

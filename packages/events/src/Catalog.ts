@@ -39,6 +39,13 @@ const ContactPayload = Schema.Struct({
   changed_fields: Schema.Array(Schema.String).annotations({ description: "Names of the fields that changed; identifying values never travel in events." })
 })
 
+const ErasedPayload = Schema.Struct({
+  ...ContactPayload.fields,
+  redacted: Schema.optional(Schema.Array(Schema.Struct({ store: Schema.String, redacted: Schema.Number }))).annotations({
+    description: "What the erasure redacted, store by store (`door.arrivals`, `events.ledger`...): counts of rows, never values."
+  })
+})
+
 const CompanyPayload = Schema.Struct({ ...Common, company_id: Id, name: Schema.NullOr(Schema.String), domain: Schema.NullOr(Schema.String) })
 
 const OpportunityPayload = Schema.Struct({
@@ -143,7 +150,7 @@ const event = (name: string, description: string, payload: Schema.Schema.AnyNoCo
 export const events: ReadonlyArray<CatalogEvent> = [
   event("contact.created", "A contact was created in the CRM (through the door or by a person).", ContactPayload),
   event("contact.updated", "A contact's fields changed.", ContactPayload),
-  event("contact.erased", "A person's erasure removed a contact's personal data.", ContactPayload),
+  event("contact.erased", "A person's erasure removed a contact's personal data from every store that held it.", ErasedPayload),
   event("company.created", "A company was created, matched from a contact's email domain or by a person.", CompanyPayload),
   event("company.updated", "A company's fields changed.", CompanyPayload),
   event("opportunity.created", "An opportunity was opened in a pipeline stage.", OpportunityPayload),

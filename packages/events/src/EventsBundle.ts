@@ -14,6 +14,7 @@ import * as DeliveryOperations from "./DeliveryOperations.js"
 import * as Destinations from "./Destinations.js"
 import * as EventLedger from "./EventLedger.js"
 import * as EventMethods from "./EventMethods.js"
+import * as EventsErasers from "./EventsErasers.js"
 import * as EventsMigrations from "./EventsMigrations.js"
 import * as EventsWorkers from "./EventsWorkers.js"
 
@@ -29,5 +30,6 @@ export const bundle = Bundle.make({
   migrations: [EventsMigrations.migrations],
   groups,
   workers: EventsWorkers.workers,
-  methods: EventMethods.methods
+  methods: EventMethods.methods,
+  erasers: EventsErasers.erasers
 })

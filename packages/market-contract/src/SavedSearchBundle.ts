@@ -6,6 +6,7 @@
  */
 import * as Bundle from "@service/core/Bundle"
 import * as SavedSearches from "./SavedSearches.js"
+import * as SavedSearchErasers from "./SavedSearchErasers.js"
 import * as SavedSearchMigrations from "./SavedSearchMigrations.js"
 import * as SavedSearchOperations from "./SavedSearchOperations.js"
 import * as SavedSearchWorkers from "./SavedSearchWorkers.js"
@@ -16,5 +17,6 @@ export const bundle = Bundle.make({
   layer: SavedSearches.layer,
   migrations: [SavedSearchMigrations.migrations],
   groups: [SavedSearchOperations.group],
-  workers: SavedSearchWorkers.workers
+  workers: SavedSearchWorkers.workers,
+  erasers: SavedSearchErasers.erasers
 })

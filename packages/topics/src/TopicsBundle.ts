@@ -10,6 +10,7 @@ import * as ShareRoutes from "./ShareRoutes.js"
 import * as TagOperations from "./TagOperations.js"
 import * as TopicOperations from "./TopicOperations.js"
 import * as Topics from "./Topics.js"
+import * as TopicsErasers from "./TopicsErasers.js"
 import * as TopicsFixture from "./TopicsFixture.js"
 import * as TopicsIndexCommands from "./TopicsIndexCommands.js"
 import * as TopicsMigrations from "./TopicsMigrations.js"
@@ -27,5 +28,6 @@ export const bundle = Bundle.make({
   groups,
   mounts: ShareRoutes.mounts,
   operators: [TopicsIndexCommands.operators],
-  fixture: TopicsFixture.fixture
+  fixture: TopicsFixture.fixture,
+  erasers: TopicsErasers.erasers
 })
