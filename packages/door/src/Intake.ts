@@ -656,8 +656,12 @@ export const make = Effect.gen(function*() {
       switch (outcome._tag) {
         case "Conflict":
           return yield* settle(row, "pending_decision", "the email belongs to one contact and the phone to another")
-        case "Erased":
+        case "Erased": {
+          // An erased person's notice is not kept either: the Arrival stays, as the audit that one came.
+          yield* sql`UPDATE door.arrivals SET body = NULL, headers = '{}'::jsonb, reading = NULL, erased_at = ${yield* iso}
+            WHERE id = ${row.id}`.pipe(Effect.orDie)
           return yield* settle(row, "rejected", "the person asked for erasure")
+        }
         case "NoPersonKey":
           return yield* settle(row, noKey, "no usable email or phone")
         case "Unchanged":
