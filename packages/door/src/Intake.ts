@@ -174,6 +174,9 @@ export class Intake extends Context.Tag("@service/door/Intake")<Intake, {
   readonly work: (worker: string) => Effect.Effect<never>
 }>() {}
 
+/** How many raw notices one statement of the retention job deletes. @since 0.1.0 @category constants */
+export const PURGE_BATCH = 500
+
 /** How long a raw notice is kept (spec: 30 days). @since 0.1.0 @category constants */
 export const RETENTION: Duration.Duration = Duration.days(30)
 
@@ -825,13 +828,24 @@ export const make = Effect.gen(function*() {
       return result
     }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Intake.reprocess", { attributes: { sourceId } }))
 
+  // In batches, each its own short statement on the partial index of what is still kept, oldest first. A row
+  // another worker is purging (or the queue holds) is skipped, not waited for: it is purged by whoever holds it, or
+  // on the next run, so several workers at once neither block nor count a notice twice.
   const purgeExpired = Effect.gen(function*() {
     const cutoff = new Date((yield* Clock.currentTimeMillis) - Duration.toMillis(RETENTION)).toISOString()
-    const rows = yield* sql`UPDATE door.arrivals SET body = NULL, headers = '{}'::jsonb, reading = NULL
-      WHERE received_at < ${cutoff} AND body IS NOT NULL RETURNING id`.pipe(Effect.orDie)
+    let purged = 0
+    for (;;) {
+      const rows = yield* sql`UPDATE door.arrivals SET body = NULL, headers = '{}'::jsonb, reading = NULL
+        WHERE id IN (SELECT id FROM door.arrivals WHERE body IS NOT NULL AND received_at < ${cutoff}
+          ORDER BY received_at LIMIT ${PURGE_BATCH} FOR UPDATE SKIP LOCKED)
+        RETURNING id`.pipe(Effect.orDie)
+      purged += rows.length
+      if (rows.length < PURGE_BATCH) break
+    }
     const examples = yield* sql`UPDATE door.sources SET example = NULL, example_at = NULL
-      WHERE example_at < ${cutoff} RETURNING id`.pipe(Effect.orDie)
-    return rows.length + examples.length
+      WHERE id IN (SELECT id FROM door.sources WHERE example IS NOT NULL AND example_at < ${cutoff} FOR UPDATE SKIP LOCKED)
+      RETURNING id`.pipe(Effect.orDie)
+    return purged + examples.length
   }).pipe(Effect.withSpan("Intake.purgeExpired"))
 
   // Every worker runs it; the statement is idempotent, so several workers at once do no harm.
