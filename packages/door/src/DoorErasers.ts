@@ -25,7 +25,8 @@ const ArrivalRow = Schema.Struct({
   reading: Schema.NullOr(Schema.String),
   status_detail: Schema.NullOr(Schema.String),
   queue_last_error: Schema.NullOr(Schema.String),
-  waiting: Schema.Boolean
+  waiting: Schema.Boolean,
+  erased: Schema.Boolean
 })
 type ArrivalRow = typeof ArrivalRow.Type
 const decodeArrivals = Schema.decodeUnknown(Schema.Array(ArrivalRow))
@@ -37,16 +38,16 @@ const PAGE = 200
 const candidates = (subject: Erasure.Subject, match: Erasure.Matcher, after: string | null) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql`SELECT id, contact_id, body, reading::text AS reading, status_detail, queue_last_error,
-        (status = 'received' AND queue_state IN ('pending', 'running')) AS waiting
+        (status = 'received' AND queue_state IN ('pending', 'running')) AS waiting, erased_at IS NOT NULL AS erased
       FROM door.arrivals
       WHERE workspace_id = ${subject.workspaceId}
-        AND (contact_id = ${subject.contactId} OR body ~* ${match.candidate} OR reading::text ~* ${match.candidate}
+        AND ((contact_id = ${subject.contactId} AND erased_at IS NULL) OR body ~* ${match.candidate} OR reading::text ~* ${match.candidate}
           OR status_detail ~* ${match.candidate} OR queue_last_error ~* ${match.candidate})
         ${after === null ? sql`` : sql`AND id > ${after}`}
       ORDER BY id LIMIT ${PAGE}`.pipe(Effect.flatMap(decodeArrivals), Effect.orDie))
 
 const isTheirs = (subject: Erasure.Subject, match: Erasure.Matcher, row: ArrivalRow): boolean =>
-  row.contact_id === subject.contactId ||
+  (row.contact_id === subject.contactId && !row.erased) ||
   [row.body, row.reading, row.status_detail, row.queue_last_error].some((text) => text !== null && match.test(text))
 
 /** Every page of the person's Arrivals. */
