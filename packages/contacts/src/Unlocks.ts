@@ -216,8 +216,19 @@ export const make = (options: Options = {}) =>
     // a process whose lease was taken over commits nothing.
     const settle = <E>(fence: Effect.Effect<void, E>, row: UnlockRow, results: ReadonlyMap<string, Result>) =>
       sql.withTransaction(Effect.gen(function*() {
-        yield* fence
         const { work } = row
+        // A contact erased while it was researched gets neither its name nor coordinates stored (decision 0071). The
+        // lock waits for an erasure in progress (it locks the contact first), or holds the erasure until this commits;
+        // taken before anything else here, so neither waits for a row the other holds.
+        const ids = [...work.research.map((item) => item.account.record_id), ...work.already.map((item) => item.record_id)]
+        const contactRows = ids.length === 0 ? [] : yield* sql`SELECT id, erased_at IS NOT NULL AS erased FROM crm.contacts
+          WHERE workspace_id = ${row.workspace_id} AND id IN ${sql.in(ids)} FOR SHARE`.pipe(
+          Effect.flatMap(Schema.decodeUnknown(Schema.Array(Schema.Struct({ id: Schema.String, erased: Schema.Boolean })))),
+          Effect.orDie
+        )
+        const erased = new Set(contactRows.filter((r) => r.erased).map((r) => r.id))
+        yield* fence
+        const nameOf = (id: string, name: string | null) => (erased.has(id) ? null : name)
         const accounts: Array<UnlockedAccount> = []
         let charged = 0
         let refunded = 0
@@ -230,15 +241,15 @@ export const make = (options: Options = {}) =>
               yield* meter.refund({ ledgerId: item.ledger_id, workspaceId: row.workspace_id, credits: item.credits }, `contact unlock ${row.id}: ${result.reason}`)
               refunded += item.credits
             }
-            accounts.push({ record_id: id, name: item.account.name, outcome: "failed", credits: 0, coordinates: null, reason: result.reason })
+            accounts.push({ record_id: id, name: nameOf(id, item.account.name), outcome: "failed", credits: 0, coordinates: null, reason: result.reason })
             continue
           }
-          const coordinates = result.outcome === "found" ? result.coordinates : null
+          const coordinates = result.outcome === "found" && !erased.has(id) ? result.coordinates : null
           yield* sql`UPDATE contacts.unlocked SET outcome = ${result.outcome}, email = ${coordinates?.email ?? null},
               phone = ${coordinates?.phone ?? null}
             WHERE workspace_id = ${row.workspace_id} AND contact_id = ${id} AND unlock_id = ${row.id}`
           charged += item.credits
-          accounts.push({ record_id: id, name: item.account.name, outcome: result.outcome, credits: item.credits, coordinates, reason: null })
+          accounts.push({ record_id: id, name: nameOf(id, item.account.name), outcome: result.outcome, credits: item.credits, coordinates, reason: null })
         }
         const earlier = work.already.length === 0 ? [] : yield* sql`SELECT contact_id, outcome, email, phone FROM contacts.unlocked
           WHERE workspace_id = ${row.workspace_id} AND contact_id IN ${sql.in(work.already.map((a) => a.record_id))}`.pipe(
@@ -248,7 +259,7 @@ export const make = (options: Options = {}) =>
           const found = earlier.find((e) => e.contact_id === item.record_id)
           accounts.push({
             record_id: item.record_id,
-            name: item.name,
+            name: nameOf(item.record_id, item.name),
             outcome: "already_unlocked",
             credits: 0,
             coordinates: found?.outcome === "found" ? { email: found.email, phone: found.phone } : null,

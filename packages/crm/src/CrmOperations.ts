@@ -83,6 +83,9 @@ export const contactErase = kit.make({
       const crm = yield* Crm
       const ledger = yield* EventLedger
       const erasure = yield* Erasure
+      const sql = yield* SqlClient.SqlClient
+      // The contact is locked first: what writes about them meanwhile (an unlock's research) waits, or is waited for.
+      yield* sql`SELECT 1 FROM crm.contacts WHERE workspace_id = ${caller.workspace.id} AND id = ${input.contact_id} FOR UPDATE`
       const contact = yield* crm.getContact(caller.workspace.id, input.contact_id)
       if (Option.isNone(contact)) return yield* notFound("contact_not_found", input.contact_id, "contact_id")
       // Every other store first, while the contact still says who they are; then the contact itself.
