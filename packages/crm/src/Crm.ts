@@ -431,9 +431,11 @@ export const make = Effect.gen(function*() {
       const email = normalizeEmail(data.email)
       const phone = normalizePhone(data.phone)
       if (email === null && phone === null) return ContactOutcome.NoPersonKey()
+      // The contacts it may update are locked before the erasure check: an erasure of one of them either commits
+      // first (the check then sees it) or waits for this change and erases what it wrote.
+      const byEmail = email === null ? [] : yield* contactsWhere(sql`workspace_id = ${workspaceId} AND email = ${email} FOR UPDATE`)
+      const byPhone = phone === null ? [] : yield* contactsWhere(sql`workspace_id = ${workspaceId} AND phone = ${phone} FOR UPDATE`)
       if (yield* isErased(workspaceId, data)) return ContactOutcome.Erased()
-      const byEmail = email === null ? [] : yield* contactsWhere(sql`workspace_id = ${workspaceId} AND email = ${email}`)
-      const byPhone = phone === null ? [] : yield* contactsWhere(sql`workspace_id = ${workspaceId} AND phone = ${phone}`)
       const emailContact = byEmail[0]
       const phoneContact = byPhone[0]
       if (emailContact !== undefined && phoneContact !== undefined && emailContact.id !== phoneContact.id) {

@@ -63,7 +63,7 @@ export const contactErase = kit.make({
   name: "contact_erase",
   title: "Erase a person",
   description:
-    "Erases a contact at the person's request: name, email, phone, role and website are removed; only keyed fingerprints of the email and phone are kept, so later Arrivals for that person end rejected. Cannot be undone. Owner or admin.",
+    "Erases a person at their request, everywhere the service holds them: the contact's name, email, phone, role and website, and the raw notices, Source examples, event-ledger payloads, unlock answers, opportunity titles and other text that name them (docs/erasure.md). Only keyed fingerprints of the email and phone are kept, so later Arrivals for that person end rejected. Cannot be undone. Owner or admin.",
   refuses: ["contact_not_found"],
   authorize: requireOwnerOrAdminPerson,
   annotations: Operation.destructive,
@@ -87,7 +87,7 @@ export const contactErase = kit.make({
       // The contact is locked first: what writes about them meanwhile (an unlock's research) waits, or is waited for.
       yield* sql`SELECT 1 FROM crm.contacts WHERE workspace_id = ${caller.workspace.id} AND id = ${input.contact_id} FOR UPDATE`
       const contact = yield* crm.getContact(caller.workspace.id, input.contact_id)
-      if (Option.isNone(contact)) return yield* notFound("contact_not_found", input.contact_id, "contact_id")
+      if (Option.isNone(contact)) return yield* notFound("contact", input.contact_id)
       // Every other store first, while the contact still says who they are; then the contact itself.
       const report = yield* erasure.erase({
         workspaceId: caller.workspace.id,

@@ -5,12 +5,15 @@
  * delete). Every read and change is scoped by workspace.
  */
 import { assert, layer } from "@effect/vitest"
+import * as SqlClient from "@effect/sql/SqlClient"
 import * as Accounts from "@service/core/Accounts"
 import * as CoreMigrations from "@service/core/CoreMigrations"
 import { Crypto } from "@service/core/Crypto"
 import { WorkspaceSlug } from "@service/core/Ids"
 import * as TestDatabase from "@service/storage/TestDatabase"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -200,6 +203,34 @@ for (const target of TestDatabase.targets()) {
         assert.deepStrictEqual([...page.items, ...rest.items].map((o) => o.id), [third.id, second.id, first.id])
         const view = Option.getOrThrow(yield* crm.getOpportunity(ws, first.id))
         assert.deepStrictEqual([view.stage_name, view.outcome, view.company_id], ["Ganado", "won", ana.company_id])
+      }))
+
+    // Two connections at once: PostgreSQL only (PGlite is one connection).
+    it.effect.skipIf(target.name === "pglite")("an intake applying the person while they are erased waits for the erasure and stores nothing", () =>
+      Effect.gen(function*() {
+        const crm = yield* Crm.Crm
+        const sql = yield* SqlClient.SqlClient
+        const ws = yield* workspace
+        const ana = yield* Effect.flatMap(crm.applyContact(ws, { name: "Ana Ruiz", email: "ana@acme.mx" }), created)
+        const erasing = yield* Deferred.make<void>()
+        const commit = yield* Deferred.make<void>()
+        // The erasure holds its transaction open until told to commit.
+        const erasure = yield* Effect.fork(sql.withTransaction(Effect.gen(function*() {
+          yield* crm.erase(ws, ana.id)
+          yield* Deferred.succeed(erasing, undefined)
+          yield* Deferred.await(commit)
+        })))
+        yield* Deferred.await(erasing)
+        const applying = yield* Effect.fork(crm.applyContact(ws, { name: "Ana Ruiz", email: "ana@acme.mx", role: "Compras" }))
+        // Give the intake time to reach the contact's lock, then let the erasure commit.
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 300)))
+        yield* Deferred.succeed(commit, undefined)
+        yield* Fiber.join(erasure)
+        const outcome = yield* Fiber.join(applying)
+        assert.strictEqual(outcome._tag, "Erased")
+        const after = Option.getOrThrow(yield* crm.getContact(ws, ana.id))
+        assert.deepStrictEqual([after.name, after.email, after.role], [null, null, null])
+        assert.deepStrictEqual((yield* crm.listContacts(ws, { limit: 10 })).items.map((c) => c.id), [ana.id])
       }))
 
     it.effect("collections page their members in the order added, grow, shrink and are deleted without their contacts", () =>
