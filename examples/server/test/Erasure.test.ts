@@ -316,6 +316,7 @@ for (const target of TestDatabase.targets()) {
         assert.deepStrictEqual([accepted.status, bystander.status], ["accepted", "accepted"])
         const contactId = accepted.contact_id ?? ""
         const opportunityId = accepted.opportunity_id ?? ""
+        const companyId = Option.getOrThrow(yield* crm.getContact(workspaceId, contactId)).company_id ?? ""
         // Their email with the bystander's phone: a person must decide.
         const pending = yield* settled(yield* cloudEvent(form.source.door_path, form.secret, "er-3", { name: PERSON.name, email: PERSON.email, phone: BYSTANDER.phone }))
         assert.strictEqual(pending.status, "pending_decision")
@@ -413,7 +414,9 @@ for (const target of TestDatabase.targets()) {
           arrival_id: arrivalIds,
           topic: [topic.value.id],
           collection_id: [collection.id],
-          record_ids: [[contactId, bystander.contact_id]]
+          record_ids: [[contactId, bystander.contact_id]],
+          company_id: [companyId],
+          opportunity_id: [opportunityId]
         }
         const leaks: Array<string> = []
         const answered: Array<string> = []
@@ -427,6 +430,16 @@ for (const target of TestDatabase.targets()) {
             const sent = Curl.request({ baseUrl: "", apiKey: OWNER_KEY, workspace: "demo" }, group, op, input)
             const answer = yield* rest(port, sent.method, sent.url, sent.headers, sent.body)
             check("REST", op.name, input, answer.status === 200, answer.text)
+          }
+        }
+        // The CRM's searches, for the person's own name, email and phone.
+        for (const text of [PERSON.name, PERSON.email, PERSON.phone]) {
+          for (const [name, method, path, body] of [
+            ["contact_search", "POST", api("/crm/contacts/search"), JSON.stringify({ text })],
+            ["contact_list", "GET", api(`/crm/contacts?text=${encodeURIComponent(text)}`), undefined]
+          ] as const) {
+            const answer = yield* rest(port, method, path, { "x-api-key": OWNER_KEY, ...(body === undefined ? {} : { "content-type": "application/json" }) }, body)
+            check("REST", `${name} ${text}`, text, answer.status === 200, answer.text)
           }
         }
         const mcp = yield* Effect.acquireRelease(
@@ -481,6 +494,14 @@ for (const target of TestDatabase.targets()) {
           "REST contact_quote",
           "REST events_deliveries",
           "REST topics_read",
+          "REST contact_list",
+          "REST company_read",
+          "REST opportunity_read",
+          "REST opportunity_list",
+          "REST collection_read",
+          "MCP contact_read",
+          "MCP collection_read",
+          "CLI collection_read",
           "MCP arrival_read",
           "MCP contact_quote",
           "MCP topics_read",
