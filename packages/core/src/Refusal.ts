@@ -9,11 +9,13 @@
  *
  * @since 0.1.0
  */
+import * as Option from "effect/Option"
 import * as Effect from "effect/Effect"
 import * as ParseResult from "effect/ParseResult"
 import * as EffectRecord from "effect/Record"
 import * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
+import * as Text from "./Text.js"
 
 /**
  * HTTP statuses a refusal may carry. 401, 403 and the workspace 404 are the platform's, not a domain's.
@@ -701,6 +703,9 @@ export const decodeWith = <E extends { readonly _tag: string }, Code extends str
   // operation that takes no input refuses unknown fields here.
   const takesNothing = isEmptyStruct(schema.ast)
   return (input: unknown): Effect.Effect<A, E> => {
+    // What no store can hold (a NUL, a lone surrogate) or no walk should recurse into is refused before decoding.
+    const unstorable = Text.inspect(input)
+    if (Option.isSome(unstorable)) return Effect.fail(codec.invalidInput(Text.describe(unstorable.value)))
     if (takesNothing && typeof input === "object" && input !== null && !Array.isArray(input)) {
       const first = Object.keys(input)[0]
       if (first !== undefined) {

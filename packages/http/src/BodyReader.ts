@@ -9,7 +9,8 @@
  *   buffered: reading stops at the first byte over the limit and the answer is 413;
  * - bytes that are not UTF-8, an empty body and malformed JSON are structural refusals (400), quoting at
  *   most a short excerpt; one leading UTF-8 byte order mark is ignored (RFC 8259 section 8.1);
- * - a NUL character in any string or property name is a structural refusal ({@link findNul}).
+ * - what no store can hold (a NUL, a lone surrogate) or nesting deeper than `Text.maxDepth` is a structural
+ *   refusal: the handlers apply `@service/core/Text` to what this reads, as every surface does.
  *
  * @since 0.1.0
  */
@@ -194,41 +195,3 @@ export const readJson = (
     Effect.zipRight(readLimited(request, maxBytes)),
     Effect.flatMap(parseJson)
   )
-
-/**
- * The dotted path of the first string or property name holding a NUL character (`""` for the value
- * itself), walked without recursion so a deeply nested body cannot exhaust the stack.
- *
- * @since 0.1.0 @category checks
- */
-export const findNul = (value: unknown): string | undefined => {
-  const stack: Array<{ readonly value: unknown; readonly path: string }> = [{ value, path: "" }]
-  const join = (path: string, key: string | number) => (path === "" ? String(key) : `${path}.${key}`)
-  while (stack.length > 0) {
-    const item = stack.pop()
-    if (item === undefined) break
-    const current = item.value
-    if (typeof current === "string") {
-      if (current.includes("\u0000")) return item.path
-    } else if (Array.isArray(current)) {
-      current.forEach((element: unknown, i) => stack.push({ value: element, path: join(item.path, i) }))
-    } else if (typeof current === "object" && current !== null) {
-      for (const [key, element] of Object.entries(current)) {
-        if (key.includes("\u0000")) return join(item.path, Refusal.excerpt(key, 40))
-        stack.push({ value: element, path: join(item.path, key) })
-      }
-    }
-  }
-  return undefined
-}
-
-/**
- * The structural refusal for a NUL character at `path`.
- *
- * @since 0.1.0 @category checks
- */
-export const nulRefusal = (path: string): Refusal.InvalidInput => ({
-  ...(path === "" ? {} : { field: path }),
-  why: `${path === "" ? "The input" : `Field "${path}"`} contains a NUL character (U+0000), which no text field accepts.`,
-  suggestedCorrection: "Remove the NUL characters and send the text again."
-})

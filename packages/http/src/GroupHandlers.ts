@@ -16,6 +16,7 @@ import * as Operation from "@service/core/Operation"
 import { CurrentPrincipal } from "@service/core/Principal"
 import type { RateLimiter } from "@service/core/RateLimiter"
 import * as Refusal from "@service/core/Refusal"
+import * as Text from "@service/core/Text"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -148,9 +149,10 @@ const handler = <R>(route: Routes.Route<R>, services: Context.Context<Requiremen
       }
     }
     const input = read.right
-    const nul = BodyReader.findNul(input)
-    if (nul !== undefined) {
-      return ApiError.respondRefusal(codec, codec.describeInvalidInput(BodyReader.nulRefusal(nul)), requestId)
+    // The kernel's text rule, before the field check walks the input (a deep value is refused here, not walked).
+    const unstorable = Text.inspect(input)
+    if (Option.isSome(unstorable)) {
+      return ApiError.respondRefusal(codec, codec.describeInvalidInput(Text.describe(unstorable.value)), requestId)
     }
     const unexpected = unexpectedField(operation, input)
     if (unexpected !== undefined) return ApiError.respondRefusal(codec, codec.describeInvalidInput(unexpected), requestId)

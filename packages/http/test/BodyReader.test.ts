@@ -114,6 +114,23 @@ layer(ToyServer.layer, { excludeTestServices: true })("JSON bodies through a lis
       assert.strictEqual(RawHttp.field(inPath.json, "toy", "field"), "item_id")
     }))
 
+  it.effect("a lone surrogate and nesting deeper than 64 levels are structural refusals, never a 500", () =>
+    Effect.gen(function*() {
+      const surrogate = yield* post(`{"text":"a\\ud800b"}`)
+      assert.strictEqual(surrogate.status, 400, surrogate.text)
+      assert.strictEqual(RawHttp.field(blockOf(surrogate), "field"), "text")
+      assert.match(String(RawHttp.field(surrogate.json, "message")), /surrogate/)
+      for (const depth of [65, 10_000]) {
+        const deep = yield* post(`{"text":"a","extra":${"[".repeat(depth)}${"]".repeat(depth)}}`)
+        assert.strictEqual(deep.status, 400, `${depth}: ${deep.text.slice(0, 300)}`)
+        assert.match(String(RawHttp.field(deep.json, "message")), /deeper than 64 levels/)
+      }
+      // 64 levels is accepted as far as the text rule goes (the schema then refuses the unknown field).
+      const allowed = yield* post(`{"text":"a","extra":${"[".repeat(63)}${"]".repeat(63)}}`)
+      assert.strictEqual(allowed.status, 400)
+      assert.notMatch(String(RawHttp.field(allowed.json, "message")), /deeper/)
+    }))
+
   it.effect("a leading UTF-8 byte order mark is ignored", () =>
     Effect.gen(function*() {
       const bom = new Uint8Array([0xef, 0xbb, 0xbf, ...new TextEncoder().encode(JSON.stringify({ text: "hola" }))])

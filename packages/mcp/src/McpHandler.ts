@@ -14,7 +14,6 @@
 import {
   type AuthInfo,
   createMcpHandler,
-  DEFAULT_MAX_REQUEST_BODY_SIZE,
   isJsonContentType,
   McpServer,
   ProtocolError,
@@ -24,9 +23,11 @@ import {
 import { serveStdio as serveStdioSdk, StdioServerTransport } from "@modelcontextprotocol/server/stdio"
 import type * as Operation from "@service/core/Operation"
 import { Principal } from "@service/core/Principal"
+import * as Text from "@service/core/Text"
 import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import type { Readable, Writable } from "node:stream"
 import type * as Method from "@service/core/Method"
@@ -53,7 +54,7 @@ export interface Options<R, RM> {
   readonly prefix?: string | undefined
   /** Messages accepted in one JSON-RPC batch (default {@link defaultMaxBatchSize}). */
   readonly maxBatchSize?: number | undefined
-  /** Bytes accepted in one request body (default: the SDK's 4 MiB). */
+  /** Bytes accepted in one request body, chunked or not (default {@link defaultMaxRequestBodySize}, as every JSON route). */
   readonly maxRequestBodySize?: number | undefined
   /**
    * Advertise MCP Events (SEP-3415) in `server/discover` and `initialize`: `extensions["io.modelcontextprotocol/events"]`
@@ -146,6 +147,14 @@ const errorReporter = (runtime: Runtime.Runtime<never>, what: string) => (error:
   Runtime.runFork(runtime)(Effect.logDebug(what, error.message))
 }
 
+/**
+ * Bytes one `/mcp` request body may hold: 256 KiB, the limit of every JSON route (the door's and the REST API's),
+ * enforced on the declared length and on the bytes counted while a chunked body streams in.
+ *
+ * @since 0.1.0 @category constants
+ */
+export const defaultMaxRequestBodySize = 256 * 1024
+
 const jsonRpcError = (status: number, code: number, message: string): Response =>
   Response.json({ jsonrpc: "2.0", error: { code, message }, id: null }, { status })
 
@@ -171,9 +180,13 @@ const capBatches = (maxBatchSize: number, maxBodySize: number) =>
   request: Request,
   forward: (request: Request, parsedBody: unknown) => Promise<Response>
 ): Effect.Effect<Response> => {
-  if (request.method.toUpperCase() !== "POST" || !isJsonContentType(request.headers.get("content-type"))) {
-    return Effect.promise(() => forward(request, undefined))
+  if (request.method.toUpperCase() !== "POST") return Effect.promise(() => forward(request, undefined))
+  // A compressed body is never inflated (the REST API's rule): 415 before a byte is read.
+  const encoding = (request.headers.get("content-encoding") ?? "").split(",").map((c) => c.trim().toLowerCase()).filter((c) => c.length > 0)
+  if (encoding.some((c) => c !== "identity")) {
+    return Effect.succeed(jsonRpcError(415, -32000, "Unsupported Media Type: send the body uncompressed (no Content-Encoding)."))
   }
+  if (!isJsonContentType(request.headers.get("content-type"))) return Effect.promise(() => forward(request, undefined))
   return Effect.gen(function*() {
     const body = yield* Effect.either(Effect.tryPromise(() => readRequestBody(request, maxBodySize)))
     // The same answers the SDK gives for an unreadable, oversized or malformed body.
@@ -182,6 +195,12 @@ const capBatches = (maxBatchSize: number, maxBodySize: number) =>
     const text = body.right.text
     const parsed = yield* Effect.either(Effect.try((): unknown => JSON.parse(text)))
     if (Either.isLeft(parsed)) return jsonRpcError(400, -32700, "Parse error: Invalid JSON")
+    // Nesting no message needs is refused before the SDK's schemas walk it; a NUL or a lone surrogate in tool
+    // arguments is the tool's structural refusal (the kernel's text rule), like any other bad input.
+    const deep = Text.inspect(parsed.right)
+    if (Option.isSome(deep) && deep.value.reason === "depth") {
+      return jsonRpcError(400, -32600, `Invalid Request: ${Text.describe(deep.value).why} ${Text.describe(deep.value).suggestedCorrection}`)
+    }
     if (Arr.isArray(parsed.right) && parsed.right.length > maxBatchSize) {
       yield* Effect.logDebug(`Refused a JSON-RPC batch of ${parsed.right.length} messages (cap ${maxBatchSize})`)
       return batchTooLarge(parsed.right.length, maxBatchSize)
@@ -213,7 +232,7 @@ export const makeWebHandler = <R, RM = never>(
   Effect.gen(function*() {
     const served = yield* serve(options)
     const runtime = yield* Effect.runtime<never>()
-    const maxBodySize = options.maxRequestBodySize ?? DEFAULT_MAX_REQUEST_BODY_SIZE
+    const maxBodySize = options.maxRequestBodySize ?? defaultMaxRequestBodySize
     const mcp = createMcpHandler((ctx) => newServer(options, served, principalOf(ctx.authInfo)), {
       legacy: "stateless",
       maxRequestBodySize: maxBodySize,

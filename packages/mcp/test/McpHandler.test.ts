@@ -315,6 +315,79 @@ for (const target of TestDatabase.targets()) {
         )
       }))
 
+    describe("request bodies", () => {
+      const chunked = (bytes: Uint8Array) =>
+        new Request("http://mcp.test/mcp", {
+          method: "POST",
+          headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-03-26" },
+          // No Content-Length: the body streams in chunks, as a client's chunked transfer does.
+          body: new ReadableStream<Uint8Array>({
+            start(controller) {
+              for (let at = 0; at < bytes.length; at += 16 * 1024) controller.enqueue(bytes.slice(at, at + 16 * 1024))
+              controller.close()
+            }
+          }),
+          duplex: "half"
+        } as RequestInit)
+
+      it.scoped("a chunked body over 256 KiB is 413, whatever its length header says (none)", () =>
+        Effect.gen(function*() {
+          const web = yield* handlerWith()
+          const principal = yield* principalWith(["market_data:read"])
+          const big = new TextEncoder().encode(JSON.stringify(toolCall(1, "service_market_search_suppliers", { ...searchArgs, query: "x".repeat(300 * 1024) })))
+          const response = yield* Effect.promise(() => web.handle(chunked(big), principal))
+          assert.strictEqual(response.status, 413)
+          assert.strictEqual(yield* meteredUnits(principal), 0)
+          // Under the limit, the same chunked transfer is served.
+          const small = new TextEncoder().encode(JSON.stringify(toolCall(2, "service_market_capabilities", {})))
+          assert.strictEqual((yield* Effect.promise(() => web.handle(chunked(small), principal))).status, 200)
+        }))
+
+      it.scoped("a compressed body is 415, never inflated", () =>
+        Effect.gen(function*() {
+          const web = yield* handlerWith()
+          const principal = yield* principalWith(["market_data:read"])
+          const response = yield* Effect.promise(() =>
+            web.handle(post(toolCall(1, "service_market_capabilities", {}), { "mcp-protocol-version": "2025-03-26", "content-encoding": "gzip" }), principal)
+          )
+          assert.strictEqual(response.status, 415)
+        }))
+
+      it.scoped("nesting deeper than 64 levels is an invalid request, before any schema walks it", () =>
+        Effect.gen(function*() {
+          const web = yield* handlerWith()
+          const principal = yield* principalWith(["market_data:read"])
+          // Written as text: JSON.stringify itself recurses.
+          const text = JSON.stringify(toolCall(1, "service_market_search_suppliers", { ...searchArgs, query: "DEEP" }))
+            .replace("\"DEEP\"", `${"[".repeat(10_000)}${"]".repeat(10_000)}`)
+          const request = new Request("http://mcp.test/mcp", {
+            method: "POST",
+            headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-03-26" },
+            body: text
+          })
+          const response = yield* Effect.promise(() => web.handle(request, principal))
+          assert.strictEqual(response.status, 400)
+          const [message] = yield* messagesOf(response)
+          assert.strictEqual(message?.error?.code, -32600)
+          assert.include(message?.error?.message, "deeper than 64 levels")
+        }))
+
+      it.scoped("a NUL or a lone surrogate in tool arguments is the tool's structural refusal, as REST's 400", () =>
+        Effect.gen(function*() {
+          const web = yield* handlerWith()
+          const principal = yield* principalWith(["market_data:read"])
+          for (const query of ["a\u0000b", "a\ud800b"]) {
+            const answered = yield* messagesOf(yield* Effect.promise(() => web.handle(post(toolCall(1, "service_market_search_suppliers", { ...searchArgs, query })), principal)))
+            const result = answered[0]?.result
+            assert.strictEqual(result?.isError, true, query)
+            const refusal = decodeExact(Refusal, result?.structuredContent)
+            assert.strictEqual(refusal.market_data.semantic_code, "invalid_field_value", query)
+            assert.strictEqual(refusal.market_data.field, "query", query)
+          }
+          assert.strictEqual(yield* meteredUnits(principal), 0)
+        }))
+    })
+
     describe("JSON-RPC batches", () => {
       it.scoped("a batch over the cap is refused with the cap before anything runs", () =>
         Effect.gen(function*() {

@@ -51,7 +51,7 @@ export const description: Mount.Description = {
   description:
     "Not a REST route: the Model Context Protocol endpoint (streamable HTTP, protocol 2026-07-28 and the 2025 era) that MCP clients connect to, with the same x-api-key or bearer token. Every operation with an MCP surface is a tool (`service_<namespace>_<operation>`); `events/list`, `events/subscribe` and `events/unsubscribe` are served beside them. JSON-RPC messages in, JSON-RPC answers out.",
   tag: "MCP",
-  body: { maxBytes: 4 * 1024 * 1024, contentTypes: ["application/json"], description: "A JSON-RPC message (or a 2025-era batch of at most 10)." },
+  body: { maxBytes: McpHandler.defaultMaxRequestBodySize, contentTypes: ["application/json"], description: "A JSON-RPC message (or a 2025-era batch of at most 10)." },
   answers: [
     { status: 200, description: "The JSON-RPC answer." },
     {
