@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+import * as StoredText from "@service/core/Text"
 import { appliedTypes, isCatalogType, isIntakeType } from "@service/events/Catalog"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -208,6 +209,14 @@ export const parse = (body: Uint8Array): Either.Either<CloudEvent, DoorRefusal> 
     Either.flatMap(members),
     Either.flatMap((object) => Wire.split(object, known, required)),
     Either.flatMap((shape) => Either.mapLeft(decodeEvent(shape), detailOf)),
+    // What no store can hold in its data (an escaped NUL, a lone surrogate) or nesting past the limit: refused
+    // before it is stored, so an event the door accepts can always be applied.
+    Either.flatMap((event) =>
+      Option.match(StoredText.inspect(event), {
+        onNone: () => Either.right(event),
+        onSome: (finding) => Either.left(StoredText.describe(finding).why)
+      })
+    ),
     Either.mapLeft((detail) => refuse("invalid_event", detail))
   )
 

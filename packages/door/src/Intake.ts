@@ -44,11 +44,12 @@ import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
-import { randomBytes } from "node:crypto"
+import { createHash, randomBytes } from "node:crypto"
 import * as CloudEvent from "./CloudEvent.js"
 import { type DoorRefusal, refuse } from "./DoorRefusal.js"
 import { header } from "./internal/templatePath.js"
@@ -165,6 +166,8 @@ export class Intake extends Context.Tag("@service/door/Intake")<Intake, {
   readonly arrival: (workspaceId: string, id: string) => Effect.Effect<Option.Option<Arrival>>
   /** Applies every due Arrival, then returns how many attempts it made. */
   readonly drain: (worker: string) => Effect.Effect<number>
+  /** Waits until the records of the refused requests answered so far are written (they are written after the answer). */
+  readonly refusalsKept: Effect.Effect<void>
   /**
    * Deletes raw notices (body, headers and the fields read from them) received more than 30 days ago, and Source
    * examples stored more than 30 days ago; returns how many.
@@ -271,6 +274,12 @@ const redactText = (text: string, secrets: ReadonlyArray<string>): string => {
 
 const invalidSignature = () => refuse("invalid_signature", "No signature matches this body.")
 
+/** The headers a refused request keeps: at most 40, names to 100 and values to 1,024 characters. */
+const boundedHeaders = (headers: Readonly<Record<string, string | undefined>>): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(headers).flatMap(([name, value]) => (value === undefined ? [] : [[name.slice(0, 100), value.slice(0, 1024)] as const])).slice(0, 40)
+  )
+
 // The templates that sign, by the header their scheme reads first: an unknown Source is checked by the scheme a
 // request's headers name, so it answers exactly as a Source of that template would to a wrong signature.
 const signingTemplates = Templates.templates.filter((template) => !Templates.requiresSecretAddress(template))
@@ -301,12 +310,17 @@ export const make = Effect.gen(function*() {
   const decoyFingerprint = yield* crypto.fingerprint(TOKEN_FINGERPRINT_DOMAIN, `decoy-${randomBytes(24).toString("hex")}`)
   const iso = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
   const nowSeconds = Effect.map(Clock.currentTimeMillis, (ms) => Math.floor(ms / 1000))
+  // The records of refused requests, written after their answers; awaited when the service stops.
+  const background = yield* FiberSet.make<unknown, never>()
 
   const insertArrival = (input: {
     readonly sourceId: string
     readonly workspaceId: string
     readonly headers: Readonly<Record<string, string | undefined>>
-    readonly body: Uint8Array | string
+    /** Null for a refused request: only its size and digest are kept. */
+    readonly body: Uint8Array | string | null
+    readonly bodyBytes?: number | undefined
+    readonly bodySha256?: string | undefined
     readonly webhookId: string | null
     readonly eventKey: string | null
     readonly eventType: string | null
@@ -318,18 +332,40 @@ export const make = Effect.gen(function*() {
       const id = `arr_${randomBytes(12).toString("hex")}`
       const at = yield* iso
       const headers = JSON.stringify(Object.fromEntries(Object.entries(input.headers).filter(([, v]) => v !== undefined)))
-      const body = typeof input.body === "string" ? input.body : Buffer.from(input.body).toString("utf8")
+      const body = input.body === null ? null : typeof input.body === "string" ? input.body : Buffer.from(input.body).toString("utf8")
       // Only an Arrival waiting to be applied is pending; a refused or unmapped one is stored finished.
       const queueState = input.status === "received" ? "pending" : "done"
       const rows = yield* sql`INSERT INTO door.arrivals (id, workspace_id, source_id, received_at, webhook_id, event_key, event_type,
-          content_type, headers, body, status, status_detail, queue_state, batch_index)
+          content_type, headers, body, body_bytes, body_sha256, status, status_detail, queue_state, batch_index)
         VALUES (${id}, ${input.workspaceId}, ${input.sourceId}, ${at}, ${input.webhookId}, ${input.eventKey}, ${input.eventType},
-          ${header(input.headers, "content-type") ?? null}, ${headers}::jsonb, ${body}, ${input.status},
-          ${input.detail}, ${queueState}, ${input.batchIndex ?? null})
+          ${header(input.headers, "content-type") ?? null}, ${headers}::jsonb, ${body}, ${input.bodyBytes ?? null}, ${input.bodySha256 ?? null},
+          ${input.status}, ${input.detail}, ${queueState}, ${input.batchIndex ?? null})
         ON CONFLICT DO NOTHING
         RETURNING id, status`.pipe(Effect.flatMap(Schema.decodeUnknown(IdStatus)), Effect.orDie)
       return Option.fromNullable(rows[0])
     })
+
+  /**
+   * What the door keeps of a request it refused (a bad signature or token, a body that is not an event it can
+   * store): a rejected Arrival with the Source's trail, bounded headers, the body's size and SHA-256, never the
+   * body. Written after the answer, in the background: the 401 of a known Source then costs what the 401 of an
+   * unknown one costs (nothing tells them apart, not even the time), and a flood of refused requests costs small
+   * rows, not their bodies.
+   */
+  const keepRefused = (sourceId: string, workspaceId: string, headers: Readonly<Record<string, string | undefined>>, body: Uint8Array, detail: string) =>
+    FiberSet.run(background, insertArrival({
+      sourceId,
+      workspaceId,
+      headers: boundedHeaders(headers),
+      body: null,
+      bodyBytes: body.byteLength,
+      bodySha256: createHash("sha256").update(body).digest("hex"),
+      webhookId: null,
+      eventKey: null,
+      eventType: null,
+      status: "rejected",
+      detail
+    }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("Could not keep the record of a refused door request", cause))))
 
   const firstOf = (sourceId: string, webhookId: string | null, eventKey: string | null) =>
     Effect.gen(function*() {
@@ -377,27 +413,15 @@ export const make = Effect.gen(function*() {
       const { source } = found
       const sourceId = source.id
       const verified = StandardWebhooks.verify({ secrets: found.secrets, headers: request.headers, body: request.body, now })
-      const keep = (status: ArrivalStatus, detail: string | null) =>
-        insertArrival({
-          sourceId,
-          workspaceId: source.workspace_id,
-          headers: request.headers,
-          body: request.body,
-          webhookId: null,
-          eventKey: null,
-          eventType: null,
-          status,
-          detail
-        })
       if (Either.isLeft(verified)) {
-        yield* keep("rejected", verified.left.code)
+        yield* keepRefused(sourceId, source.workspace_id, request.headers, request.body, verified.left.code)
         return yield* Effect.fail(verified.left)
       }
       if (source.status === "archived") return yield* refuse("source_archived", "This Source is archived.")
       if (source.status === "paused") return yield* refuse("source_paused", "This Source is paused; retry later.")
       const parsed = CloudEvent.parse(request.body)
       if (Either.isLeft(parsed)) {
-        yield* keep("rejected", `invalid_event: ${parsed.left.detail}`)
+        yield* keepRefused(sourceId, source.workspace_id, request.headers, request.body, `invalid_event: ${parsed.left.detail}`)
         return yield* Effect.fail(parsed.left)
       }
       const event = parsed.right
@@ -441,27 +465,15 @@ export const make = Effect.gen(function*() {
       const storedHeaders = Object.fromEntries(
         Object.entries(request.headers).flatMap(([name, value]) => (value === undefined ? [] : [[name, redactText(value, secrets)]]))
       )
-      const keep = (status: ArrivalStatus, detail: string | null) =>
-        insertArrival({
-          sourceId,
-          workspaceId: source.workspace_id,
-          headers: storedHeaders,
-          body: storedBody,
-          webhookId: null,
-          eventKey: null,
-          eventType: null,
-          status,
-          detail
-        })
       if (Either.isLeft(verified)) {
-        yield* keep("rejected", verified.left.code)
+        yield* keepRefused(sourceId, source.workspace_id, storedHeaders, request.body, verified.left.code)
         return yield* Effect.fail(verified.left)
       }
       if (source.status === "archived") return yield* refuse("source_archived", "This Source is archived.")
       if (source.status === "paused") return yield* refuse("source_paused", "This Source is paused; retry later.")
       const decoded = NoticeBody.decode(header(request.headers, "content-type") ?? "", request.body)
       if (Either.isLeft(decoded)) {
-        yield* keep("rejected", `invalid_event: ${decoded.left.detail}`)
+        yield* keepRefused(sourceId, source.workspace_id, storedHeaders, request.body, `invalid_event: ${decoded.left.detail}`)
         return yield* Effect.fail(decoded.left)
       }
       const notice = decoded.right
@@ -858,12 +870,13 @@ export const make = Effect.gen(function*() {
     arrival,
     drain: (worker) => queue.drain(options(worker)),
     purgeExpired,
+    refusalsKept: FiberSet.awaitEmpty(background),
     work: (worker) => Effect.zipRight(Effect.fork(retention), queue.process(options(worker)))
   })
 })
 
 /** @since 0.1.0 @category layers */
-export const layer: Layer.Layer<Intake, never, SqlClient.SqlClient | Sources | Crm | EventLedger | Crypto> = Layer.effect(
+export const layer: Layer.Layer<Intake, never, SqlClient.SqlClient | Sources | Crm | EventLedger | Crypto> = Layer.scoped(
   Intake,
   make
 )

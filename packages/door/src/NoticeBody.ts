@@ -14,7 +14,9 @@
  *
  * @since 0.1.0
  */
+import * as StoredText from "@service/core/Text"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import { type DoorRefusal, refuse } from "./DoorRefusal.js"
 import { decodeMultipart, decodeUrlEncoded, decodeUtf8, parseContentType } from "./internal/noticeBodyForm.js"
@@ -50,7 +52,15 @@ export const parseJson = (text: string): Either.Either<unknown, DoorRefusal> =>
  *
  * @since 0.1.0 @category decoding
  */
-export const decode = (contentType: string, body: Uint8Array): Either.Either<unknown, DoorRefusal> => {
+export const decode = (contentType: string, body: Uint8Array): Either.Either<unknown, DoorRefusal> =>
+  Either.flatMap(decodeAny(contentType, body), (notice) =>
+    Option.match(StoredText.inspect(notice), {
+      onNone: () => Either.right(notice),
+      // What no store can hold is refused before anything is stored (the kernel's text rule), never applied and failed.
+      onSome: (finding) => Either.left(refuse("invalid_event", StoredText.describe(finding).why))
+    }))
+
+const decodeAny = (contentType: string, body: Uint8Array): Either.Either<unknown, DoorRefusal> => {
   const { parameters, type } = parseContentType(contentType)
   const charset = parameters.get("charset")
   if (isJsonType(type)) {

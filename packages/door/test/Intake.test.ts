@@ -126,10 +126,53 @@ for (const target of TestDatabase.targets()) {
         assert.strictEqual((yield* Effect.flip(intake.receive("src_doesnotexist000000000000", stale))).code, "stale_timestamp")
         const noHeaders = yield* Effect.flip(intake.receive(source.id, { headers: {}, body: encoder.encode(body) }))
         assert.strictEqual(noHeaders.code, "webhook_headers")
-        // The known Source's refused requests are kept (its trail); nothing is kept for the unknown one.
+        // The known Source's refused requests are kept (its trail), written after the answer; nothing for the unknown one.
+        yield* intake.refusalsKept
         const sql = yield* SqlClient.SqlClient
         const kept = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM door.arrivals WHERE source_id = ${source.id} AND status = 'rejected'`
         assert.strictEqual(kept[0]?.n, 3)
+      }))
+
+    it.effect("a refused request keeps a bounded record: its size and digest, never its body (a NUL byte in it included)", () =>
+      Effect.gen(function*() {
+        const { source, intake } = yield* setup
+        const sql = yield* SqlClient.SqlClient
+        const sizeOf = Effect.map(
+          sql<{ bytes: string }>`SELECT pg_total_relation_size('door.arrivals')::text AS bytes`,
+          (rows) => Number(rows[0]?.bytes ?? 0)
+        )
+        // A raw 0x00 byte, unsigned: refused as a bad signature, not a 500.
+        const nul = yield* signed(generateWebhookSecret(), `{"specversion":"1.0","id":"x","source":"https://x","type":"contact.created","data":{"name":"a\u0000b"}}`)
+        const withNul = { ...nul, body: Uint8Array.from([...nul.body.slice(0, 10), 0, ...nul.body.slice(10)]) }
+        assert.strictEqual((yield* Effect.flip(intake.receive(source.id, withNul))).code, "invalid_signature")
+        const before = yield* Effect.orDie(sizeOf)
+        const big = "x".repeat(250 * 1024)
+        for (let i = 0; i < 100; i++) {
+          const forged = yield* signed(generateWebhookSecret(), event("contact.created", { name: big }), { id: `msg_big_${i}` })
+          assert.strictEqual((yield* Effect.flip(intake.receive(source.id, forged))).code, "invalid_signature")
+        }
+        yield* intake.refusalsKept
+        const grown = (yield* Effect.orDie(sizeOf)) - before
+        assert.isBelow(grown, 1024 * 1024, `100 refused 250 KiB posts grew door.arrivals by ${grown} bytes`)
+        const rows = yield* Effect.orDie(sql<{ body: string | null; body_bytes: number; body_sha256: string }>`SELECT body, body_bytes, body_sha256
+          FROM door.arrivals WHERE source_id = ${source.id} AND status = 'rejected' ORDER BY received_at, id`)
+        assert.strictEqual(rows.length, 101)
+        assert.isTrue(rows.every((row) => row.body === null && row.body_sha256.length === 64))
+        assert.strictEqual(rows.filter((row) => row.body_bytes > 250 * 1024).length, 100)
+      }))
+
+    it.effect("a signed event holding what no store can hold is refused before it is stored, never accepted and failed", () =>
+      Effect.gen(function*() {
+        const { source, secret, intake } = yield* setup
+        for (const data of [`{"name":"a\\u0000b","email":"nul@acme.mx"}`, `{"name":"a\\ud800b","email":"sur@acme.mx"}`, `{"deep":${"[".repeat(100)}${"]".repeat(100)},"email":"deep@acme.mx"}`]) {
+          const body = `{"specversion":"1.0","id":"evt-${++sequence}","source":"https://forms.example.com/lead","type":"contact.created","data":${data}}`
+          const refused = yield* Effect.flip(intake.receive(source.id, yield* signed(secret, body)))
+          assert.strictEqual(refused.code, "invalid_event", data)
+        }
+        yield* intake.refusalsKept
+        const sql = yield* SqlClient.SqlClient
+        const queued = yield* Effect.orDie(sql<{ n: number }>`SELECT count(*)::int AS n FROM door.arrivals WHERE source_id = ${source.id} AND status <> 'rejected'`)
+        assert.strictEqual(queued[0]?.n, 0)
       }))
 
     it.effect("an invalid event is refused and kept rejected; set aside, pending decision and erased end as the spec says", () =>
