@@ -44,10 +44,11 @@ import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
+import * as Queue from "effect/Queue"
+import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import { createHash, randomBytes } from "node:crypto"
 import * as CloudEvent from "./CloudEvent.js"
@@ -274,6 +275,16 @@ const redactText = (text: string, secrets: ReadonlyArray<string>): string => {
 
 const invalidSignature = () => refuse("invalid_signature", "No signature matches this body.")
 
+/** What is kept of a refused request until the writer stores it. */
+interface RefusedRecord {
+  readonly sourceId: string
+  readonly workspaceId: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly bodyBytes: number
+  readonly bodySha256: string
+  readonly detail: string
+}
+
 /** The headers a refused request keeps: at most 40, names to 100 and values to 1,024 characters. */
 const boundedHeaders = (headers: Readonly<Record<string, string | undefined>>): Record<string, string> =>
   Object.fromEntries(
@@ -310,8 +321,12 @@ export const make = Effect.gen(function*() {
   const decoyFingerprint = yield* crypto.fingerprint(TOKEN_FINGERPRINT_DOMAIN, `decoy-${randomBytes(24).toString("hex")}`)
   const iso = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
   const nowSeconds = Effect.map(Clock.currentTimeMillis, (ms) => Math.floor(ms / 1000))
-  // The records of refused requests, written after their answers; awaited when the service stops.
-  const background = yield* FiberSet.make<unknown, never>()
+  // The records of refused requests, queued by the answers and written in batches by a writer of their own.
+  // Bounded: past 10,000 waiting, more are dropped (a flood costs memory of that many small records at most).
+  const refusals = yield* Queue.dropping<RefusedRecord>(10_000)
+  const writing = yield* Effect.makeSemaphore(1)
+  const flushScheduled = yield* Ref.make(false)
+  const scope = yield* Effect.scope
 
   const insertArrival = (input: {
     readonly sourceId: string
@@ -348,24 +363,43 @@ export const make = Effect.gen(function*() {
   /**
    * What the door keeps of a request it refused (a bad signature or token, a body that is not an event it can
    * store): a rejected Arrival with the Source's trail, bounded headers, the body's size and SHA-256, never the
-   * body. Written after the answer, in the background: the 401 of a known Source then costs what the 401 of an
-   * unknown one costs (nothing tells them apart, not even the time), and a flood of refused requests costs small
-   * rows, not their bodies.
+   * body. Queued by the answer and written in batches apart from any request: the 401 of a known Source then costs
+   * what the 401 of an unknown one costs (nothing tells them apart, not even the time), and a flood of refused
+   * requests costs small rows, not their bodies.
    */
   const keepRefused = (sourceId: string, workspaceId: string, headers: Readonly<Record<string, string | undefined>>, body: Uint8Array, detail: string) =>
-    FiberSet.run(background, insertArrival({
-      sourceId,
-      workspaceId,
-      headers: boundedHeaders(headers),
-      body: null,
-      bodyBytes: body.byteLength,
-      bodySha256: createHash("sha256").update(body).digest("hex"),
-      webhookId: null,
-      eventKey: null,
-      eventType: null,
-      status: "rejected",
-      detail
-    }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("Could not keep the record of a refused door request", cause))))
+    Effect.gen(function*() {
+      yield* Queue.offer(refusals, {
+        sourceId,
+        workspaceId,
+        headers: boundedHeaders(headers),
+        bodyBytes: body.byteLength,
+        bodySha256: createHash("sha256").update(body).digest("hex"),
+        detail
+      })
+      // One flush a second at most, apart from any request, so writing adds nothing to an answer's time.
+      if (yield* Ref.getAndSet(flushScheduled, true)) return
+      yield* Effect.forkIn(Effect.zipRight(Effect.sleep("1 second"), Effect.zipRight(Ref.set(flushScheduled, false), flushRefusals)), scope)
+    })
+
+  /** Writes every record waiting, in one transaction; one writer at a time. */
+  const flushRefusals = writing.withPermits(1)(
+    Effect.gen(function*() {
+      const waiting = yield* Queue.takeAll(refusals)
+      if (waiting.length === 0) return
+      yield* Effect.forEach(waiting, (record) =>
+        insertArrival({
+          ...record,
+          body: null,
+          webhookId: null,
+          eventKey: null,
+          eventType: null,
+          status: "rejected"
+        }), { discard: true }).pipe(sql.withTransaction, Effect.orDie)
+    }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("Could not keep the records of refused door requests", cause)))
+  )
+  // What is still waiting when the service stops is written then.
+  yield* Effect.addFinalizer(() => flushRefusals)
 
   const firstOf = (sourceId: string, webhookId: string | null, eventKey: string | null) =>
     Effect.gen(function*() {
@@ -870,7 +904,7 @@ export const make = Effect.gen(function*() {
     arrival,
     drain: (worker) => queue.drain(options(worker)),
     purgeExpired,
-    refusalsKept: FiberSet.awaitEmpty(background),
+    refusalsKept: flushRefusals,
     work: (worker) => Effect.zipRight(Effect.fork(retention), queue.process(options(worker)))
   })
 })
