@@ -19,6 +19,7 @@ import type * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
 import * as Scope from "effect/Scope"
 import * as BodyReader from "./BodyReader.js"
+import * as ClientAddress from "./ClientAddress.js"
 import * as RequestId from "./RequestId.js"
 import * as Routes from "./Routes.js"
 
@@ -54,7 +55,7 @@ const respond = (answer: Mount.Response, request: HttpServerRequest.HttpServerRe
  *
  * @since 0.1.0 @category handlers
  */
-export const handler = <R>(mount: Mount.Mount<R>, context: Context.Context<R>) =>
+export const handler = <R>(mount: Mount.Mount<R>, context: Context.Context<R>, trustedProxies: ReadonlyArray<ClientAddress.Range> = []) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const params = yield* HttpRouter.params
@@ -74,7 +75,8 @@ export const handler = <R>(mount: Mount.Mount<R>, context: Context.Context<R>) =
       search: question === -1 ? "" : request.url.slice(question + 1),
       params: defined,
       headers: request.headers,
-      remoteAddress: request.remoteAddress,
+      // The client behind a trusted proxy, never a forwarded header from anyone else (ClientAddress).
+      remoteAddress: ClientAddress.resolve(trustedProxies, request.remoteAddress, request.headers),
       requestId,
       body
     }).pipe(Effect.provide(context))
@@ -90,8 +92,9 @@ export const layer = <R>(mounts: ReadonlyArray<Mount.Mount<R>>): Layer.Layer<nev
   HttpApiBuilder.Router.use((router) =>
     Effect.gen(function*() {
       const context = yield* Effect.context<R>()
+      const trustedProxies = yield* Effect.orDie(ClientAddress.trustedProxiesConfig)
       for (const mount of mounts) {
-        yield* router.addRoute(HttpRouter.makeRoute(mount.method, mount.path, RequestId.withRequestId(handler(mount, context))))
+        yield* router.addRoute(HttpRouter.makeRoute(mount.method, mount.path, RequestId.withRequestId(handler(mount, context, trustedProxies))))
       }
     })
   )

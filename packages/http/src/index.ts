@@ -4,6 +4,7 @@
 export * as ApiError from "./ApiError.js"
 export * as Authentication from "./Authentication.js"
 export * as BodyReader from "./BodyReader.js"
+export * as ClientAddress from "./ClientAddress.js"
 export * as Curl from "./Curl.js"
 export * as GroupApi from "./GroupApi.js"
 export * as GroupHandlers from "./GroupHandlers.js"
