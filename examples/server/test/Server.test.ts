@@ -140,6 +140,9 @@ for (const target of TestDatabase.targets()) {
         const market = "/api/v1/workspaces/demo/market-data"
         const mcp = yield* rest(port, "POST", "/mcp", { "content-type": "application/json", "x-api-key": "wrong-key-000000000" }, "{}")
         assert.strictEqual(mcp.status, 401)
+        // The good key beside a bad bearer token: two credentials are none, on /mcp as on REST.
+        const both = yield* rest(port, "POST", "/mcp", { "content-type": "application/json", "x-api-key": KEY, authorization: "Bearer not-a-token" }, "{}")
+        assert.strictEqual(both.status, 401)
         const anonymous = yield* rest(port, "GET", `${market}/coverage`)
         assert.strictEqual(anonymous.status, 401)
         assert.match(String(anonymous.headers["www-authenticate"]), /^Bearer realm=/)

@@ -38,6 +38,15 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("@se
 
 const safeMethods = new Set(["GET", "HEAD", "OPTIONS"])
 
+/**
+ * Whether a request presents more than one credential header (`x-api-key` and `Authorization`): refused, as a
+ * credential that does not verify is, whatever the other one holds.
+ *
+ * @since 0.1.0 @category checks
+ */
+export const ambiguous = (headers: Readonly<Record<string, string | undefined>>): boolean =>
+  (headers["x-api-key"] ?? "").length > 0 && (headers["authorization"] ?? "").length > 0
+
 /** The workspace slug a request's path names (`/api/v1/workspaces/<slug>/…`), if any. */
 const workspaceOf = (url: string): string | undefined => {
   const match = /\/workspaces\/([^/?#]+)/.exec(url)
@@ -71,16 +80,20 @@ export const layer: Layer.Layer<Authentication, never, Authenticator> = Layer.ef
   Effect.gen(function*() {
     const authenticator = yield* Authenticator
     const check = (kind: "api_key" | "bearer") => (secret: Redacted.Redacted<string>) =>
-      Redacted.value(secret).length === 0
-        ? Effect.flatMap(unauthorized, Effect.fail)
-        : authenticator.authenticate({ kind, secret, resource: "api" }).pipe(
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        // Two credentials are refused as one bad one: which of them would speak for the request is not the
+        // server's to guess (a bad key beside a good token must not pass on the token).
+        if (Redacted.value(secret).length === 0 || ambiguous(request.headers)) return yield* Effect.flatMap(unauthorized, Effect.fail)
+        return yield* authenticator.authenticate({ kind, secret, resource: "api" }).pipe(
           Effect.catchTag("Unauthenticated", () => Effect.flatMap(unauthorized, Effect.fail))
         )
+      })
     const session = (secret: Redacted.Redacted<string>) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
         const value = Redacted.value(secret) !== "" ? secret : Redacted.make(request.cookies["__Host-service_session"] ?? "")
-        if (Redacted.value(value) === "") return yield* Effect.flatMap(unauthorized, Effect.fail)
+        if (Redacted.value(value) === "" || ambiguous(request.headers)) return yield* Effect.flatMap(unauthorized, Effect.fail)
         return yield* authenticator.authenticate({
           kind: "session",
           secret: value,

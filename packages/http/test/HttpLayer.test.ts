@@ -100,6 +100,15 @@ for (const target of TestDatabase.targets()) {
           const forbidden = yield* get("/api/v1/workspaces/other/market-data/capabilities/compact", MarketFixture.OTHER_KEY)
           assert.strictEqual(forbidden.status, 403)
           assert.deepInclude(forbidden.json, { code: "FORBIDDEN" })
+          // A good key beside a bad bearer token (or the other way round) is refused: two credentials are none.
+          for (const headers of [
+            { "x-api-key": MarketFixture.KEY, authorization: "Bearer not-a-token" },
+            { "x-api-key": "svc_key_unknown_000000000000", authorization: `Bearer ${MarketFixture.KEY}` }
+          ]) {
+            const both = yield* send({ method: "GET", path: `${base}/capabilities/compact`, headers })
+            assert.strictEqual(both.status, 401, both.text)
+            assert.deepStrictEqual(RawHttp.field(both.json, "code"), unknown.json === undefined ? undefined : RawHttp.field(unknown.json, "code"))
+          }
         }))
 
       it.effect("shapes 404, 405 and structural validation as the spec says", () =>

@@ -23,6 +23,8 @@ import * as Redacted from "effect/Redacted"
 export const serverInfo = { name: "service", version: "0.1.0" } as const
 
 const credentialOf = (headers: Readonly<Record<string, string | undefined>>): Option.Option<PresentedCredential> => {
+  // Two credentials are none: the REST API's rule (Authentication.ambiguous).
+  if (Authentication.ambiguous(headers)) return Option.none()
   const apiKey = headers["x-api-key"]
   if (apiKey !== undefined && apiKey.length > 0) return Option.some({ kind: "api_key", secret: Redacted.make(apiKey), resource: "mcp" })
   const authorization = headers["authorization"]
