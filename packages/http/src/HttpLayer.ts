@@ -20,6 +20,7 @@ import * as Authentication from "./Authentication.js"
 import * as GroupApi from "./GroupApi.js"
 import * as GroupHandlers from "./GroupHandlers.js"
 import * as Mounts from "./Mounts.js"
+import * as Routes from "./Routes.js"
 import * as Shaping from "./Shaping.js"
 
 /** @since 0.1.0 @category models */
@@ -78,7 +79,7 @@ export const layer = <R, RM = never>(
   const routes: ReadonlyArray<Mount.Description> = [...mounts, ...(options.documented ?? [])]
   return Layer.mergeAll(
     // Sealed record refs are longer than the router's default 100-character limit for a path parameter.
-    HttpRouter.setRouterConfig({ maxParamLength: 4096 }),
+    HttpRouter.setRouterConfig({ maxParamLength: Routes.maxPathParamLength }),
     HttpApiBuilder.middlewareOpenApi({ path: options.openapiPath ?? "/openapi.json" }),
     HttpApiScalar.layer({ path: options.docsPath ?? "/docs" }),
     Mounts.layer(mounts),

@@ -181,3 +181,10 @@ export const make = <R>(groups: ReadonlyArray<Operation.Group<R>>): Table<R> => 
     }
   }
 }
+
+/**
+ * The longest path parameter the router matches (find-my-way`s maxParamLength, set by `HttpLayer`): a longer segment matches no route.
+ *
+ * @since 0.1.0 @category constants
+ */
+export const maxPathParamLength = 4096

@@ -103,6 +103,15 @@ const shape = <R>(table: Routes.Table<R>, challenge: Effect.Effect<string>, ownB
             // The router's failures are untyped at this level; narrow them one by one.
             const error: unknown = failure.value
             if (error instanceof HttpServerError.RouteNotFound) {
+              // The route exists for this method, but the router would not take the path (a segment past its
+              // parameter length, e.g. a 5,000-character ref): the operation's structural refusal, not a 405.
+              if (route !== undefined) {
+                const codec = route.group.refusals
+                return ApiError.respondRefusal(codec, codec.describeInvalidInput({
+                  why: `A path segment is longer than the ${Routes.maxPathParamLength} characters a route takes.`,
+                  suggestedCorrection: "Send the id or reference exactly as an earlier answer gave it."
+                }), requestId)
+              }
               const allowed = table.methodsAt(pathname)
               if (allowed.length > 0) {
                 return ApiError.respond(ApiError.MethodNotAllowed, 405, {

@@ -122,6 +122,12 @@ for (const target of TestDatabase.targets()) {
             MarketOperations.group.operations.map((op) => op.name)
           )
 
+          // A path segment longer than the router takes is the operation's structural refusal, never "GET is not
+          // allowed here; use GET."
+          const longRef = yield* get(`${base}/suppliers/~ref/${"A".repeat(5000)}`)
+          assert.strictEqual(longRef.status, 400, longRef.text.slice(0, 300))
+          assert.strictEqual(RawHttp.field(longRef.json, "market_data", "semantic_code"), "invalid_field_value")
+
           const wrongVerb = yield* get(`${base}/suppliers/search`)
           assert.strictEqual(wrongVerb.status, 405)
           assert.strictEqual(wrongVerb.headers["allow"], "POST")
