@@ -13,6 +13,9 @@ import * as App from "@service/app/App"
 import * as DemoLoad from "@service/market-warehouse/DemoLoad"
 import * as Server from "@service/server/Server"
 import { type Child, spawnChild } from "./support/Processes.js"
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from "@modelcontextprotocol/client"
+import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 
 // Hang guards only: every step waits for a line the server prints, never for a fixed time.
 const hangGuard = 10 * 60_000
@@ -136,6 +139,31 @@ describe("npm start", () => {
         })
       )
       assert.strictEqual(signIn.status, 200)
+
+      // The official clients of both generations, 200 connect-call-close cycles each against this listener: no
+      // connection is closed under them (decision 0029's keep-alive, on `npm start`'s own listener).
+      const mcpUrl = new URL(`http://127.0.0.1:${thirdPort}/mcp`)
+      const headers = { "x-api-key": key }
+      const failures: Array<string> = []
+      yield* Effect.promise(async () => {
+        for (let i = 0; i < 200; i++) {
+          for (const generation of ["1.x", "2.x"] as const) {
+            try {
+              const client = generation === "1.x" ? new ClientV1({ name: "cycles", version: "0.0.0" }) : new ClientV2({ name: "cycles", version: "0.0.0" })
+              const transport = generation === "1.x"
+                ? new TransportV1(mcpUrl, { requestInit: { headers } })
+                : new TransportV2(mcpUrl, { requestInit: { headers } })
+              await client.connect(transport)
+              const result = await client.callTool({ name: "service_market_capabilities", arguments: {} })
+              if ("isError" in result && result.isError === true) failures.push(`${generation} ${i}: tool error`)
+              await client.close()
+            } catch (error) {
+              failures.push(`${generation} ${i}: ${String(error).slice(0, 200)}`)
+            }
+          }
+        }
+      })
+      assert.deepStrictEqual(failures, [])
     }), { timeout: hangGuard })
 
   it.scoped("a port in use is one line on stderr with the fix, no stack trace", () =>
