@@ -346,6 +346,16 @@ export const make = (options?: Options) =>
           }
           case "RetryLater":
           case "Rejected": {
+            // The address guard refused the address at send time. A host that does not resolve may resolve again
+            // (retried below); any other refusal (a private or reserved address, a scheme or user name the URL
+            // should not have) is not fixed by waiting: the delivery fails at once, not after 75 hours of retries.
+            if (outcome._tag === "Rejected" && outcome.rule !== "unresolvable") {
+              const refused = `address refused: ${outcome.message}`
+              yield* logAndSettle({ ...attempt, status: null, result: "url_rejected", error: refused, next: null }, "failed")
+              return yield* sql`UPDATE events.destinations SET consecutive_failures = consecutive_failures + 1,
+                  failing_since = coalesce(failing_since, ${iso(ended)}::timestamptz), last_error = ${refused}
+                WHERE id = ${due.destination_id}`.pipe(Effect.asVoid, Effect.orDie)
+            }
             const error = outcome._tag === "Rejected"
               ? `address refused: ${outcome.message}`
               : outcome.reason === "status"

@@ -327,29 +327,37 @@ for (const target of TestDatabase.targets()) {
         assert.deepStrictEqual(sent.map((r) => Hub.data(r).contact_id), ["small"])
       }))
 
-    it.effect("an address that now resolves to a refused range is not sent to: the attempt is logged and retried", () =>
+    it.effect("an address that now resolves to a refused range is not sent to: the delivery fails at once; a host that does not resolve is retried", () =>
       Effect.gen(function*() {
         yield* S.fresh
         const hub = yield* Hub.Hub
-        let resolvesTo = "127.0.0.1"
-        const guard = AddressGuard.layerAllowingLoopbackForTests({ resolve: (host) => Effect.sync(() => host === "moving.test" ? [resolvesTo] : []) })
+        let resolvesTo: ReadonlyArray<string> = ["127.0.0.1"]
+        const guard = AddressGuard.layerAllowingLoopbackForTests({ resolve: (host) => Effect.sync(() => host === "moving.test" ? resolvesTo : []) })
         const destinations = yield* Destinations.make.pipe(Effect.provide(guard))
         const delivery = yield* Delivery.make().pipe(Effect.provide(guard))
         yield* hub.route("/dlv/moving", Hub.subscriber(Receiver.answer(204)))
         const url = hub.url("/dlv/moving").replace("127.0.0.1", "moving.test")
         const principal = yield* S.subscriber
         const { id } = yield* destinations.subscribe(principal, S.request(url, S.newSecret()))
-        const entry = yield* S.recordContact(principal.workspace, "c1")
-        const start = yield* TestClock.currentTimeMillis
-        resolvesTo = "10.0.0.7"
+        yield* S.recordContact(principal.workspace, "c1")
+        resolvesTo = ["10.0.0.7"]
         assert.strictEqual(yield* delivery.drain("w"), 1)
-        const [row] = yield* S.deliveryRows({ destination: id })
-        assert.deepStrictEqual([row?.outcome, row?.queue_state, row?.next_ms], ["pending", "pending", start + 5_000])
-        const [attempt] = yield* S.attemptRows(row?.id ?? "")
+        const [refused] = yield* S.deliveryRows({ destination: id })
+        // Waiting does not fix a private address: failed now, not after 75 hours of retries.
+        assert.deepStrictEqual([refused?.outcome, refused?.queue_state], ["failed", "done"])
+        const [attempt] = yield* S.attemptRows(refused?.id ?? "")
         assert.deepStrictEqual([attempt?.status, attempt?.result], [null, "url_rejected"])
         assert.include(attempt?.error ?? "", "10.0.0.7")
         assert.deepStrictEqual(Hub.deliveries(yield* hub.requests("/dlv/moving")), [])
-        resolvesTo = "127.0.0.1"
+
+        // A host that does not resolve may resolve again: retried on the schedule, then sent.
+        resolvesTo = []
+        const entry = yield* S.recordContact(principal.workspace, "c2")
+        const start = yield* TestClock.currentTimeMillis
+        assert.strictEqual(yield* delivery.drain("w"), 1)
+        const pending = (yield* S.deliveryRows({ destination: id })).find((row) => row.outcome === "pending")
+        assert.deepStrictEqual([pending?.queue_state, pending?.next_ms], ["pending", start + 5_000])
+        resolvesTo = ["127.0.0.1"]
         yield* TestClock.adjust("5 seconds")
         assert.strictEqual(yield* delivery.drain("w"), 1)
         const sent = Hub.deliveries(yield* hub.requests("/dlv/moving"))
