@@ -275,6 +275,8 @@ const redactText = (text: string, secrets: ReadonlyArray<string>): string => {
 
 const invalidSignature = () => refuse("invalid_signature", "No signature matches this body.")
 
+const isSourceId = (id: string): boolean => /^src_[0-9a-f]{24}$/.test(id)
+
 /** What is kept of a refused request until the writer stores it. */
 interface RefusedRecord {
   readonly sourceId: string
@@ -632,7 +634,8 @@ export const make = Effect.gen(function*() {
   const receive = (sourceId: string, request: DoorRequest): Effect.Effect<Receipt, DoorRefusal> =>
     Effect.gen(function*() {
       yield* tooLarge(request)
-      const found = yield* sources.forIntake(sourceId)
+      // An id that is not a Source id's shape names no Source: it is not looked up (it may hold anything).
+      const found = isSourceId(sourceId) ? yield* sources.forIntake(sourceId) : Option.none()
       const now = yield* nowSeconds
       // A secret-address Source is not reachable on the signed route: it answers as an unknown Source.
       const reachable = Option.filter(found, (view) => view.verification !== "secret-address")
@@ -645,7 +648,7 @@ export const make = Effect.gen(function*() {
   const receiveAddress = (sourceId: string, token: string, request: DoorRequest): Effect.Effect<Receipt, DoorRefusal> =>
     Effect.gen(function*() {
       yield* tooLarge(request)
-      const found = yield* sources.forIntake(sourceId)
+      const found = isSourceId(sourceId) ? yield* sources.forIntake(sourceId) : Option.none()
       // Every path computes one fingerprint and one comparison: unknown Sources, Sources that do not use the
       // address and wrong tokens take the same time and give the same refusal.
       const reachable = Option.filter(found, (view) => view.verification === "secret-address" && view.tokenFingerprint !== null)

@@ -16,7 +16,8 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { createServer } from "node:http"
+import { randomBytes } from "node:crypto"
+import { createServer, STATUS_CODES } from "node:http"
 
 /** @since 0.1.0 @category models */
 export type App = HttpApp.Default<never, HttpRouter.HttpRouter.DefaultServices>
@@ -30,7 +31,35 @@ export type App = HttpApp.Default<never, HttpRouter.HttpRouter.DefaultServices>
  *
  * @since 0.1.0 @category constructors
  */
-export const nodeServer = () => createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000 })
+export const nodeServer = () => {
+  const server = createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000 })
+  // Connections whose last answer said `connection: close` (a 413 before the body was read): what the client still
+  // sends there is the rest of that body, not a request to answer.
+  const closing = new WeakSet<object>()
+  server.on("request", (_request, response) => {
+    response.on("finish", () => {
+      if (String(response.getHeader("connection") ?? "").toLowerCase() === "close") closing.add(response.socket ?? {})
+    })
+  })
+  // What Node's parser refuses before any handler runs (headers over 16 KiB, a malformed request line) is answered
+  // in the API's refusal shape, not with Node's bare status line.
+  server.on("clientError", (error: Error & { readonly code?: string }, socket) => {
+    if (error.code === "ECONNRESET" || !socket.writable || closing.has(socket)) {
+      socket.destroy()
+      return
+    }
+    const [status, code, message] = error.code === "HPE_HEADER_OVERFLOW"
+      ? [431, "HEADERS_TOO_LARGE", "The request line and headers are over 16 KiB."] as const
+      : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+      ? [408, "REQUEST_TIMEOUT", "The request did not arrive in time."] as const
+      : [400, "BAD_REQUEST", "The request is not valid HTTP/1.1."] as const
+    const body = JSON.stringify({ statusCode: status, code, message, request_id: `req_${randomBytes(12).toString("hex")}` })
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
+    )
+  })
+  return server
+}
 
 /**
  * What `/ready` answers before the database is open: every check waits for it.
