@@ -23,14 +23,13 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { spawn } from "node:child_process"
 import { createHmac } from "node:crypto"
-import { existsSync, mkdtempSync } from "node:fs"
+import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { chromium } from "playwright-core"
+import { approveInBrowser, hasChromium, loginLink } from "./support/DeviceGrant.js"
 import { Target, target } from "./support/Target.js"
 
-const CHROMIUM = "/usr/bin/chromium"
 const EMAIL = "owner@walkthrough.example"
 const PASSWORD = "correct horse battery staple"
 const KEY = "svc_key_crm_walkthrough_0123456789abcdefghijklmnopq"
@@ -124,7 +123,7 @@ if (first !== undefined) {
   )
 
   layer(Env, { timeout: Duration.infinity, excludeTestServices: true })(`the CRM walkthrough on ${first.name}`, (it) => {
-    it.effect.skipIf(!existsSync(CHROMIUM))(
+    it.effect.skipIf(!hasChromium)(
       "door notices in, contacts listed, a collection of two made, quoted and unlocked with a person's consent",
       () =>
         Effect.gen(function*() {
@@ -188,31 +187,8 @@ if (first !== undefined) {
 
           // 6. The person signs the CLI in and ticks commercial:activate on the consent page.
           const login = start(["login", "--base-url", baseUrl], env)
-          const link = yield* Effect.promise(async () => {
-            for (;;) {
-              const found = /open (http\S+)/.exec(login.stderr())?.[1]
-              if (found !== undefined) return found
-              await new Promise((resolve) => setTimeout(resolve, 100))
-            }
-          })
-          yield* Effect.acquireUseRelease(
-            Effect.promise(() =>
-              chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"] })
-            ),
-            (browser) =>
-              Effect.promise(async () => {
-                const page = await (await browser.newContext()).newPage()
-                await page.goto(link)
-                await Promise.all([page.waitForNavigation(), page.click("button[type=submit] >> nth=0")])
-                await page.fill("#email", EMAIL)
-                await page.fill("#password", PASSWORD)
-                await Promise.all([page.waitForNavigation(), page.click("button[type=submit]")])
-                await page.waitForSelector("select#workspace")
-                await page.check("input[name=scope][value='commercial:activate']")
-                await Promise.all([page.waitForNavigation(), page.click("button[value=allow]")])
-              }),
-            (browser) => Effect.promise(() => browser.close())
-          )
+          const link = yield* loginLink(login.stderr)
+          yield* approveInBrowser(link, { email: EMAIL, password: PASSWORD }, { activate: true })
           assert.strictEqual(yield* Effect.promise(() => login.exited), 0, login.stderr())
           assert.include(login.stdout(), "commercial:activate")
 

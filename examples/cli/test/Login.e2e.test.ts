@@ -20,15 +20,14 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { spawn } from "node:child_process"
-import { existsSync, mkdtempSync } from "node:fs"
+import { mkdtempSync } from "node:fs"
 import * as NodeFs from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { chromium } from "playwright-core"
+import { approveInBrowser, hasChromium, loginLink } from "./support/DeviceGrant.js"
 import { Target, target } from "./support/Target.js"
 
-const CHROMIUM = "/usr/bin/chromium"
 const EMAIL = "ana@acme.example"
 const PASSWORD = "correct horse battery staple"
 const binPath = fileURLToPath(new URL("../bin/service.js", import.meta.url))
@@ -84,7 +83,7 @@ if (first !== undefined) {
   )
 
   layer(Env, { timeout: Duration.infinity, excludeTestServices: true })(`service login on ${first.name}`, (it) => {
-    it.effect.skipIf(!existsSync(CHROMIUM))(
+    it.effect.skipIf(!hasChromium)(
       "the device grant in the browser, the kept tokens sent as bearer, refreshed when expired, revoked by logout",
       () =>
         Effect.gen(function*() {
@@ -94,31 +93,8 @@ if (first !== undefined) {
           const storeFile = join(configDir, "credentials.json")
 
           const login = start(["login", "--base-url", baseUrl], env)
-          const link = yield* Effect.promise(async () => {
-            for (;;) {
-              const found = /open (http\S+)/.exec(login.stderr())?.[1]
-              if (found !== undefined) return found
-              await new Promise((resolve) => setTimeout(resolve, 100))
-            }
-          })
-          const shown = yield* Effect.acquireUseRelease(
-            Effect.promise(() =>
-              chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"] })
-            ),
-            (browser) =>
-              Effect.promise(async () => {
-                const page = await (await browser.newContext()).newPage()
-                await page.goto(link)
-                await Promise.all([page.waitForNavigation(), page.click("button[type=submit] >> nth=0")])
-                await page.fill("#email", EMAIL)
-                await page.fill("#password", PASSWORD)
-                await Promise.all([page.waitForNavigation(), page.click("button[type=submit]")])
-                await page.waitForSelector("select#workspace")
-                await Promise.all([page.waitForNavigation(), page.click("button[value=allow]")])
-                return page.locator("h1").innerText()
-              }),
-            (browser) => Effect.promise(() => browser.close())
-          )
+          const link = yield* loginLink(login.stderr)
+          const shown = yield* approveInBrowser(link, { email: EMAIL, password: PASSWORD })
           assert.strictEqual(shown, "Signed in")
           const code = yield* Effect.promise(() => login.exited)
           assert.strictEqual(code, 0, login.stderr())

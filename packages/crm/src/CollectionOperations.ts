@@ -13,17 +13,15 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Collection, Contact, Crm } from "./Crm.js"
 import type { CrmNotFound } from "./Crm.js"
-import { refuse } from "./CrmRefusal.js"
 import {
+  badCursor,
   CollectionId,
   ContactId,
-  Cursor,
   kit,
-  Limit,
-  LimitFromString,
   NextCursor,
   notFound,
   nowIso,
+  pageInputs,
   refuseMissing,
   strict,
   Text,
@@ -101,7 +99,6 @@ export const collectionCreate = kit.make({
     }))
 })
 
-const listFields = { cursor: Schema.optional(Cursor) }
 
 /** @since 0.1.0 @category operations */
 export const collectionList = kit.make({
@@ -112,8 +109,7 @@ export const collectionList = kit.make({
   paginates: true,
   http: { method: "GET", path: "/collections", input: { kind: "query" } },
   cli: { words: ["collections", "list"], summary: Summaries.collectionPage },
-  input: Schema.Struct({ ...listFields, limit: Schema.optional(LimitFromString(100, 20)) }).annotations({ ...strict, identifier: "CollectionListInput" }),
-  modelInput: Schema.Struct({ ...listFields, limit: Schema.optional(Limit(100, 20)) }).annotations({ ...strict, identifier: "CollectionListModelInput" }),
+  ...pageInputs({}, 100, 20, "CollectionList"),
   output: Schema.Struct({ collections: Schema.Array(Collection), next_cursor: NextCursor }).annotations({ identifier: "CollectionPage" }),
   capability: { question: "Which collections of contacts does the workspace have?", requires: "Nothing; optionally limit and cursor.", example: { limit: 10 } },
   run: (input) =>
@@ -121,14 +117,12 @@ export const collectionList = kit.make({
       const caller = yield* Caller
       const crm = yield* Crm
       const page = yield* crm.listCollections(caller.workspace.id, { limit: input.limit ?? 20, cursor: input.cursor }).pipe(
-        Effect.catchTag("BadCursor", (bad) =>
-          refuse("invalid_field_value", bad.detail, "Send the next_cursor of a previous page unchanged, or leave cursor out.", { field: "cursor" }))
+        Effect.catchTag("BadCursor", badCursor)
       )
       return { collections: page.items, next_cursor: page.nextCursor }
     })
 })
 
-const readFields = { collection_id: CollectionId, cursor: Schema.optional(Cursor) }
 
 /** @since 0.1.0 @category operations */
 export const collectionRead = kit.make({
@@ -139,8 +133,7 @@ export const collectionRead = kit.make({
   paginates: true,
   http: { method: "GET", path: "/collections/:collection_id", input: { kind: "path", params: { collection_id: "collection_id" } } },
   cli: { words: ["collections", "show"], positional: "collection_id", summary: Summaries.collectionWithContacts },
-  input: Schema.Struct({ ...readFields, limit: Schema.optional(LimitFromString(100, 50)) }).annotations({ ...strict, identifier: "CollectionReadInput" }),
-  modelInput: Schema.Struct({ ...readFields, limit: Schema.optional(Limit(100, 50)) }).annotations({ ...strict, identifier: "CollectionReadModelInput" }),
+  ...pageInputs({ collection_id: CollectionId }, 100, 50, "CollectionRead"),
   output: Schema.Struct({ collection: Collection, contacts: Schema.Array(Contact), next_cursor: NextCursor }).annotations({
     identifier: "CollectionWithContacts"
   }),
@@ -153,8 +146,7 @@ export const collectionRead = kit.make({
       const page = yield* crm.collectionMembers(caller.workspace.id, input.collection_id, { limit: input.limit ?? 50, cursor: input.cursor }).pipe(
         Effect.catchTags({
           CrmNotFound: (m) => refuseMissing(m),
-          BadCursor: (bad) =>
-            refuse("invalid_field_value", bad.detail, "Send the next_cursor of a previous page unchanged, or leave cursor out.", { field: "cursor" })
+          BadCursor: badCursor
         })
       )
       return { collection, contacts: page.items, next_cursor: page.nextCursor }

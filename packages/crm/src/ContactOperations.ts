@@ -14,14 +14,14 @@ import type { ContactErased, ContactTaken, CrmNotFound, NoPersonKey } from "./Cr
 import { Company, Contact, Crm } from "./Crm.js"
 import { refuse } from "./CrmRefusal.js"
 import {
+  badCursor,
   CompanyId,
   ContactId,
-  Cursor,
   kit,
   Limit,
-  LimitFromString,
   NextCursor,
   notFound,
+  pageInputs,
   recordContact,
   SourceId,
   StageId,
@@ -62,23 +62,12 @@ const listFields = {
   source_id: Schema.optional(SourceId).annotations({ description: "Only contacts that came through this door Source." }),
   created_from: Schema.optional(Instant).annotations({ description: "Only contacts created at or after this instant." }),
   created_to: Schema.optional(Instant).annotations({ description: "Only contacts created at or before this instant." }),
-  text: Schema.optional(Text(200, "Part of the name, email, phone or company name.")),
-  cursor: Schema.optional(Cursor)
+  text: Schema.optional(Text(200, "Part of the name, email, phone or company name."))
 }
 
-const ListInput = Schema.Struct({ ...listFields, limit: Schema.optional(LimitFromString(100, 20)) }).annotations({
-  ...strict,
-  identifier: "ContactListInput"
-})
-const ListModelInput = Schema.Struct({ ...listFields, limit: Schema.optional(Limit(100, 20)) }).annotations({
-  ...strict,
-  identifier: "ContactListModelInput"
-})
+const contactPage = pageInputs(listFields, 100, 20, "ContactList")
 
 const ContactPage = Schema.Struct({ contacts: Schema.Array(ContactView), next_cursor: NextCursor }).annotations({ identifier: "ContactPage" })
-
-const badCursor = (detail: string) =>
-  refuse("invalid_field_value", detail, "Send the next_cursor of a previous page unchanged, or leave cursor out.", { field: "cursor" })
 
 /** @since 0.1.0 @category operations */
 export const contactList = kit.make({
@@ -90,8 +79,7 @@ export const contactList = kit.make({
   paginates: true,
   http: { method: "GET", path: "/contacts", input: { kind: "query" } },
   cli: { words: ["contacts", "list"], summary: Summaries.contactPage },
-  input: ListInput,
-  modelInput: ListModelInput,
+  ...contactPage,
   output: ContactPage,
   capability: {
     question: "Which contacts does the CRM hold (those the door created, or made by hand)?",
@@ -111,7 +99,7 @@ export const contactList = kit.make({
         text: input.text,
         limit: input.limit ?? 20,
         cursor: input.cursor
-      }).pipe(Effect.catchTag("BadCursor", (bad) => badCursor(bad.detail)))
+      }).pipe(Effect.catchTag("BadCursor", badCursor))
       return { contacts: yield* withCompanies(caller.workspace.id, page.items), next_cursor: page.nextCursor }
     })
 })
@@ -268,10 +256,7 @@ const CompanyView = Schema.Struct({
   contacts: Schema.Number.annotations({ description: "How many contacts of the workspace belong to it." })
 }).annotations({ identifier: "CompanySummary" })
 
-const companyListFields = {
-  text: Schema.optional(Text(200, "Part of the company's name or domain.")),
-  cursor: Schema.optional(Cursor)
-}
+const companyPage = pageInputs({ text: Schema.optional(Text(200, "Part of the company's name or domain.")) }, 100, 20, "CompanyList")
 
 /** @since 0.1.0 @category operations */
 export const companyList = kit.make({
@@ -282,14 +267,7 @@ export const companyList = kit.make({
   paginates: true,
   http: { method: "GET", path: "/companies", input: { kind: "query" } },
   cli: { words: ["companies", "list"] },
-  input: Schema.Struct({ ...companyListFields, limit: Schema.optional(LimitFromString(100, 20)) }).annotations({
-    ...strict,
-    identifier: "CompanyListInput"
-  }),
-  modelInput: Schema.Struct({ ...companyListFields, limit: Schema.optional(Limit(100, 20)) }).annotations({
-    ...strict,
-    identifier: "CompanyListModelInput"
-  }),
+  ...companyPage,
   output: Schema.Struct({ companies: Schema.Array(CompanyView), next_cursor: NextCursor }).annotations({ identifier: "CompanyPage" }),
   capability: {
     question: "Which companies do the CRM's contacts work for?",
@@ -301,7 +279,7 @@ export const companyList = kit.make({
       const caller = yield* Caller
       const crm = yield* Crm
       const page = yield* crm.listCompanies(caller.workspace.id, { text: input.text, limit: input.limit ?? 20, cursor: input.cursor }).pipe(
-        Effect.catchTag("BadCursor", (bad) => badCursor(bad.detail))
+        Effect.catchTag("BadCursor", badCursor)
       )
       return { companies: page.items, next_cursor: page.nextCursor }
     })

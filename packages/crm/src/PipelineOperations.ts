@@ -18,16 +18,15 @@ import type { CrmNotFound } from "./Crm.js"
 import { Crm, OpportunityView, Pipeline } from "./Crm.js"
 import { refuse } from "./CrmRefusal.js"
 import {
+  badCursor,
   CompanyId,
   ContactId,
-  Cursor,
   kit,
-  Limit,
-  LimitFromString,
   NextCursor,
   notFound,
   nowIso,
   OpportunityId,
+  pageInputs,
   PipelineId,
   refuseMissing,
   StageId,
@@ -327,8 +326,7 @@ const opportunityListFields = {
   stage_id: Schema.optional(StageId).annotations({ description: "Only those in this stage." }),
   company_id: Schema.optional(CompanyId).annotations({ description: "Only those whose contact belongs to this company." }),
   contact_id: Schema.optional(ContactId).annotations({ description: "Only this contact's." }),
-  outcome: Schema.optional(Outcome).annotations({ description: "Only open ones, or those closed won or lost." }),
-  cursor: Schema.optional(Cursor)
+  outcome: Schema.optional(Outcome).annotations({ description: "Only open ones, or those closed won or lost." })
 }
 
 /** @since 0.1.0 @category operations */
@@ -340,14 +338,7 @@ export const opportunityList = kit.make({
   paginates: true,
   http: { method: "GET", path: "/opportunities", input: { kind: "query" } },
   cli: { words: ["opportunities", "list"], summary: Summaries.opportunityPage },
-  input: Schema.Struct({ ...opportunityListFields, limit: Schema.optional(LimitFromString(100, 20)) }).annotations({
-    ...strict,
-    identifier: "OpportunityListInput"
-  }),
-  modelInput: Schema.Struct({ ...opportunityListFields, limit: Schema.optional(Limit(100, 20)) }).annotations({
-    ...strict,
-    identifier: "OpportunityListModelInput"
-  }),
+  ...pageInputs(opportunityListFields, 100, 20, "OpportunityList"),
   output: Schema.Struct({ opportunities: Schema.Array(OpportunityView), next_cursor: NextCursor }).annotations({ identifier: "OpportunityPage" }),
   capability: {
     question: "Which deals are open, and where do they stand?",
@@ -366,10 +357,7 @@ export const opportunityList = kit.make({
         outcome: input.outcome,
         limit: input.limit ?? 20,
         cursor: input.cursor
-      }).pipe(
-        Effect.catchTag("BadCursor", (bad) =>
-          refuse("invalid_field_value", bad.detail, "Send the next_cursor of a previous page unchanged, or leave cursor out.", { field: "cursor" }))
-      )
+      }).pipe(Effect.catchTag("BadCursor", badCursor))
       return { opportunities: page.items, next_cursor: page.nextCursor }
     })
 })

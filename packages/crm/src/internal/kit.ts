@@ -45,6 +45,25 @@ export const LimitFromString = (max: number, fallback: number) =>
 export const Cursor = Schema.String.pipe(Schema.maxLength(300)).annotations({ description: "next_cursor of the previous page." })
 export const NextCursor = Schema.NullOr(Schema.String).annotations({ description: "Pass as cursor for the next page; null on the last page." })
 
+/**
+ * A paged read's two inputs from its filter fields: the canonical one (HTTP's query string gives `limit` as text)
+ * and the model-facing one (MCP and the CLI send a number), both with `cursor`.
+ */
+export const pageInputs = <Fields extends Schema.Struct.Fields>(fields: Fields, max: number, fallback: number, identifier: string) => ({
+  input: Schema.Struct({ ...fields, cursor: Schema.optional(Cursor), limit: Schema.optional(LimitFromString(max, fallback)) }).annotations({
+    ...strict,
+    identifier: `${identifier}Input`
+  }),
+  modelInput: Schema.Struct({ ...fields, cursor: Schema.optional(Cursor), limit: Schema.optional(Limit(max, fallback)) }).annotations({
+    ...strict,
+    identifier: `${identifier}ModelInput`
+  })
+})
+
+/** The refusal of a cursor this service did not write. */
+export const badCursor = (failure: { readonly detail: string }) =>
+  refuse("invalid_field_value", failure.detail, "Send the next_cursor of a previous page unchanged, or leave cursor out.", { field: "cursor" })
+
 /** Text a person types: trimmed, 1 to `max` characters. */
 export const Text = (max: number, description: string) =>
   Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(max)).annotations({ description })
