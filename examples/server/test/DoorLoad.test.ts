@@ -199,7 +199,9 @@ for (const target of TestDatabase.targets()) {
         // Declared or streamed, an oversized body gets the door's own refusal, before the body is buffered.
         assert.deepStrictEqual(refusalCodes("oversized"), all(OVERSIZED, "413 payload_too_large"))
 
-        // Stored: one Arrival per distinct event (the 202s), and the refused requests of this Source as their trail.
+        // Stored: one Arrival per distinct event (the 202s), and the refused requests of this Source as their trail
+        // (written apart from the answers: waited for).
+        yield* intake.refusalsKept
         const stored = yield* sql`SELECT id, webhook_id, status FROM door.arrivals WHERE source_id = ${source.id}`.pipe(
           Effect.flatMap(Schema.decodeUnknown(StoredRows))
         )
