@@ -43,10 +43,7 @@ const withCompanies = (workspaceId: string, contacts: ReadonlyArray<Contact>) =>
   Effect.gen(function*() {
     const crm = yield* Crm
     const ids = [...new Set(contacts.flatMap((c) => (c.company_id === null ? [] : [c.company_id])))]
-    const companies = new Map<string, Company>()
-    for (const id of ids) {
-      for (const company of Option.toArray(yield* crm.getCompany(workspaceId, id))) companies.set(id, company)
-    }
+    const companies = new Map((yield* crm.getCompanies(workspaceId, ids)).map((company) => [company.id, company] as const))
     return contacts.map((contact) => ({ ...contact, company: contact.company_id === null ? null : companies.get(contact.company_id) ?? null }))
   })
 

@@ -270,6 +270,8 @@ export class Crm extends Context.Tag("@service/crm/Crm")<Crm, {
   readonly deleteCollection: (workspaceId: string, collectionId: string) => Effect.Effect<Collection, CrmNotFound>
   readonly getContact: (workspaceId: string, id: string) => Effect.Effect<Option.Option<Contact>>
   readonly getCompany: (workspaceId: string, id: string) => Effect.Effect<Option.Option<Company>>
+  /** The workspace's companies among `ids`, in one read (a page of contacts' companies). */
+  readonly getCompanies: (workspaceId: string, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Company>>
   /** Removes a contact's personal data and remembers (by keyed fingerprint) its email and phone. */
   readonly erase: (workspaceId: string, contactId: string) => Effect.Effect<void, CrmNotFound>
   readonly isErased: (workspaceId: string, data: ContactData) => Effect.Effect<boolean>
@@ -391,6 +393,14 @@ export const make = Effect.gen(function*() {
       Effect.map((rows) => Option.fromNullable(rows[0])),
       Effect.orDie
     )
+
+  const getCompanies = (workspaceId: string, ids: ReadonlyArray<string>) =>
+    ids.length === 0
+      ? Effect.succeed([])
+      : sql`SELECT id, name, domain FROM crm.companies WHERE workspace_id = ${workspaceId} AND id IN ${sql.in(ids)}`.pipe(
+        Effect.flatMap(decodeCompanies),
+        Effect.orDie
+      )
 
   const fingerprints = (data: ContactData) =>
     Effect.forEach(
@@ -988,6 +998,7 @@ export const make = Effect.gen(function*() {
     listCompanies,
     getContact,
     getCompany,
+    getCompanies,
     erase,
     isErased,
     createPipeline,

@@ -220,7 +220,9 @@ export const stageAdd = kit.make({
         outcome: input.outcome ?? "open",
         position: input.position
       }))
-      const added = pipeline.stages.find((s) => s.name === input.name && !pipeline.stages.some((o) => o !== s && o.name === s.name && o.position > s.position))
+      // The new stage sits where it was put: at `position`, clamped to the end.
+      const last = pipeline.stages.length - 1
+      const added = pipeline.stages[Math.min(input.position ?? last, last)]
       yield* recordPipeline(pipeline, "stage_added", added?.id ?? null)
       return pipeline
     }))
