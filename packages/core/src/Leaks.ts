@@ -62,8 +62,16 @@ const automatonOf = (needles: ReadonlyArray<string>): Automaton => {
   return automaton
 }
 
+const isDigits = (text: string): boolean => /^[0-9]+$/.test(text)
+const isWordUnit = (unit: number | undefined): boolean =>
+  unit !== undefined && ((unit >= 48 && unit <= 57) || (unit >= 65 && unit <= 90) || (unit >= 97 && unit <= 122))
+
 /**
  * For each haystack, the needles it contains (each once, in needle order). Empty needles match nothing.
+ *
+ * A needle made only of digits (a registry number, a source record id) counts only as a whole token, with no letter
+ * or digit on either side: a random run of digits inside a sealed ref, a fingerprint or a request id is not that
+ * identity, and matching it there made scans fail at random.
  *
  * @since 0.1.0 @category scanning
  */
@@ -76,7 +84,16 @@ export const find = (haystacks: ReadonlyArray<string>, needles: ReadonlyArray<st
       const unit = haystack.charCodeAt(i)
       while (state !== 0 && !(next[state]?.has(unit) ?? false)) state = fail[state] ?? 0
       state = next[state]?.get(unit) ?? 0
-      for (const index of out[state] ?? []) seen.add(index)
+      for (const index of out[state] ?? []) {
+        if (seen.has(index)) continue
+        const needle = needles[index] ?? ""
+        if (isDigits(needle)) {
+          const before = i - needle.length
+          if (isWordUnit(before >= 0 ? haystack.charCodeAt(before) : undefined)) continue
+          if (isWordUnit(i + 1 < haystack.length ? haystack.charCodeAt(i + 1) : undefined)) continue
+        }
+        seen.add(index)
+      }
     }
     return [...seen].sort((a, b) => a - b).flatMap((index) => {
       const needle = needles[index]

@@ -29,4 +29,32 @@ describe("Leaks.find", () => {
       { numRuns: 300 }
     )
   })
+
+  it("counts a needle of digits only as a whole token", () => {
+    const needles = ["1240778", "ABC010101AB1"]
+    assert.deepStrictEqual(
+      Leaks.find(["ref sr1_x9f1240778ab", "id 91240778", "\"1240778\"", "denue:1240778,", "1240778", "xABC010101AB1x"], needles),
+      [[], [], ["1240778"], ["1240778"], ["1240778"], ["ABC010101AB1"]]
+    )
+  })
+
+  it("agrees with a whole-token search for digits and includes for the rest, on random text", () => {
+    const isWord = (c: string | undefined) => c !== undefined && /[0-9A-Za-z]/.test(c)
+    const reference = (haystack: string, needle: string): boolean => {
+      if (needle.length === 0) return false
+      if (!/^[0-9]+$/.test(needle)) return haystack.includes(needle)
+      for (let at = haystack.indexOf(needle); at >= 0; at = haystack.indexOf(needle, at + 1)) {
+        if (!isWord(haystack[at - 1]) && !isWord(haystack[at + needle.length])) return true
+      }
+      return false
+    }
+    const text = fc.string({ unit: fc.constantFrom("1", "2", "a", ":", " "), maxLength: 40 })
+    fc.assert(
+      fc.property(fc.array(text, { maxLength: 6 }), fc.uniqueArray(text, { maxLength: 12 }), (haystacks, needles) => {
+        const expected = haystacks.map((haystack) => needles.filter((needle) => reference(haystack, needle)))
+        assert.deepStrictEqual(ordered(Leaks.find(haystacks, needles), needles), ordered(expected, needles))
+      }),
+      { numRuns: 300 }
+    )
+  })
 })
