@@ -94,7 +94,7 @@ export const operations = [contactQuote, contactUnlock] as const
 export type Requirements = Quotes | Unlocks | Caller
 
 /** @since 0.1.0 @category groups */
-export const group: Operation.Group<Requirements> = kit.group<Requirements>({
+export const group = kit.typedGroup<Requirements>()({
   name: "contact",
   title: "Contacts",
   description: "Contact research over selected CRM records: a free quote, then a paid unlock that never spends twice.",

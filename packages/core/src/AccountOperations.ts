@@ -60,7 +60,7 @@ export const usage = kit.make({
 })
 
 /** @since 0.1.0 @category groups */
-export const group: Operation.Group<Meter | Caller> = kit.group({
+export const group = kit.typedGroup<Meter | Caller>()({
   name: "account",
   title: "Account",
   description: "What a workspace can read about itself: its insight-credit balance and usage.",

@@ -431,6 +431,13 @@ export interface Kit<E extends { readonly _tag: string }, Code extends string> {
     ): Operation<Name, I, IE, I, IE, O, OE, E, Code, R>
   }
   readonly group: <R>(group: Omit<Group<R>, "refusals">) => Group<R>
+  /**
+   * The same, keeping each operation's own type (name, schemas, codes) in the group's type, so a typed client
+   * (`@service/client`) can be derived from the group: `kit.typedGroup<Requirements>()({ ... })`.
+   */
+  readonly typedGroup: <R>() => <const Ops extends ReadonlyArray<AnyOperation<R>>>(
+    group: Omit<Group<R>, "refusals" | "operations"> & { readonly operations: Ops }
+  ) => TypedGroup<R, Ops>
 }
 
 /**
@@ -454,7 +461,15 @@ export const kit = <E extends { readonly _tag: string }, Code extends string>(de
     }
     return build(full, full.modelInput ?? full.input)
   }
-  return { refusals, make: kitMake, group: (declared) => group({ ...declared, refusals }) }
+  return {
+    refusals,
+    make: kitMake,
+    group: (declared) => group({ ...declared, refusals }),
+    typedGroup: () => (declared) => {
+      const checked = group({ ...declared, refusals })
+      return { ...checked, declared: declared.operations }
+    }
+  }
 }
 
 // -----------------------------------------------------------------------------
@@ -503,6 +518,16 @@ export interface Group<R> {
    * suite on every success it sees. Returns the violations found.
    */
   readonly invariant?: ((operation: string, body: unknown) => ReadonlyArray<string>) | undefined
+}
+
+/**
+ * A group whose type still lists its operations with their own types (see `Kit.typedGroup`).
+ *
+ * @since 0.1.0 @category models
+ */
+export interface TypedGroup<R, Ops extends ReadonlyArray<AnyOperation<R>>> extends Group<R> {
+  /** The same operations as `operations`, each with its own type (`operations` erases them for transports). */
+  readonly declared: Ops
 }
 
 /**

@@ -190,7 +190,7 @@ export const opportunityMove = kit.make({
 export type Requirements = Crm | EventLedger | SqlClient.SqlClient | Caller | Erasure
 
 /** @since 0.1.0 @category groups */
-export const group: Operation.Group<Requirements> = kit.group<Requirements>({
+export const group = kit.typedGroup<Requirements>()({
   name: "crm",
   title: "CRM",
   description:

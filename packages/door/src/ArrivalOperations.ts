@@ -264,7 +264,7 @@ export const operations = [arrivalRead, arrivalShow, arrivalSendTest] as const
 export type Requirements = Arrivals | Sources | Intake | Caller
 
 /** @since 0.1.0 @category groups */
-export const group: Operation.Group<Requirements> = kit.group<Requirements>({
+export const group = kit.typedGroup<Requirements>()({
   name: "arrivals",
   title: "Arrivals",
   description: "What reached the door and what became of it; sample Arrivals in test workspaces.",

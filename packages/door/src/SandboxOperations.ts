@@ -176,7 +176,7 @@ export const sandboxesCreate = kit.make({
 export type Requirements = Accounts | Crm | Sources | SqlClient.SqlClient | Caller
 
 /** @since 0.1.0 @category groups */
-export const group: Operation.Group<Requirements> = kit.group<Requirements>({
+export const group = kit.typedGroup<Requirements>()({
   name: "sandboxes",
   title: "Test workspaces",
   description: "Copies of a workspace's structure where nothing is charged, sent or delivered.",

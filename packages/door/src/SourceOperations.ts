@@ -580,7 +580,7 @@ export const operations = [
 export type Requirements = Sources | Crm | Intake | Caller
 
 /** @since 0.1.0 @category groups */
-export const group: Operation.Group<Requirements> = kit.group<Requirements>({
+export const group = kit.typedGroup<Requirements>()({
   name: "door",
   title: "Door",
   description: "The intake door's Sources, templates and mappings.",

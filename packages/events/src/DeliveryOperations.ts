@@ -268,7 +268,7 @@ export const operations = [eventsSubscriptions, eventsDeliveries, destinationsCr
 export type Requirements = DeliveryLog | Destinations | Caller
 
 /** @since 0.1.0 @category groups */
-export const group: Operation.Group<Requirements> = kit.group<Requirements>({
+export const group = kit.typedGroup<Requirements>()({
   name: "events",
   title: "Events",
   description: "Where the workspace's catalog events go, people's Destinations, and what became of each delivery.",

@@ -153,7 +153,7 @@ export const invitationRevoke = kit.make({
 export type Requirements = Invitations | Members | PublicAddress | Caller
 
 /** @since 0.1.0 @category groups */
-export const group: Operation.Group<Requirements> = kit.group<Requirements>({
+export const group = kit.typedGroup<Requirements>()({
   name: "invitations",
   title: "Invitations",
   description: "Links that bring a person into the workspace with a role, once they sign in.",

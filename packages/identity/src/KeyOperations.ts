@@ -203,7 +203,7 @@ export const keysRevoke = kit.make({
 })
 
 /** @since 0.1.0 @category groups */
-export const group: Operation.Group<Accounts | Caller> = kit.group<Accounts | Caller>({
+export const group = kit.typedGroup<Accounts | Caller>()({
   name: "keys",
   title: "API keys",
   description: "The workspace's API keys: personal ones that act as a person within their scopes, and faceless ones.",

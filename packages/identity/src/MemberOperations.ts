@@ -144,7 +144,7 @@ export const memberRemove = kit.make({
 })
 
 /** @since 0.1.0 @category groups */
-export const group: Operation.Group<Members | Caller> = kit.group<Members | Caller>({
+export const group = kit.typedGroup<Members | Caller>()({
   name: "members",
   title: "Members",
   description: "The people of the workspace and their roles.",

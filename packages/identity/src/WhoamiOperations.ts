@@ -61,7 +61,7 @@ export const whoami = kit.make({
 })
 
 /** @since 0.1.0 @category groups */
-export const group: Operation.Group<Caller> = kit.group<Caller>({
+export const group = kit.typedGroup<Caller>()({
   name: "whoami",
   title: "Who am I",
   description: "What the credential of a call stands for.",

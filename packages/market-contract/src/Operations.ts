@@ -140,6 +140,14 @@ const describe = (prefix: string) => (op: Operation.AnyOperation<Requirements>):
   example: { input: op.capability.example, cli: Operation.cliExample(prefix, group, op) }
 })
 
+// Discovery lists the operations it is one of: typed accessors break the cycle between their types.
+function groupOperations(): ReadonlyArray<Operation.AnyOperation<Requirements>> {
+  return group.operations
+}
+function contractOperations(): ReadonlyArray<Operation.AnyOperation<Requirements>> {
+  return operations
+}
+
 /** @since 0.1.0 @category operations */
 export const marketCapabilities = kit.make({
   name: "market_capabilities",
@@ -176,7 +184,7 @@ export const marketCapabilities = kit.make({
         startedAt,
         request: { facets: requested },
         results: {
-          operations: group.operations.filter((op) => op.surfaces.mcp).map(describe(prefix)),
+          operations: groupOperations().filter((op) => op.surfaces.mcp).map(describe(prefix)),
           observedValues: observed,
           queryModes: QueryMode.literals,
           limits: { defaultPageSize, maxPageSize },
@@ -209,7 +217,7 @@ export const compactCapabilities = kit.make({
       const coverage = yield* Effect.option(market.coverage)
       return {
         schemaVersion: SCHEMA_VERSION,
-        operations: operations.map((op) => ({ operation: op.name, method: op.http.method, path: op.http.path })),
+        operations: contractOperations().map((op) => ({ operation: op.name, method: op.http.method, path: op.http.path })),
         corpusBasis: coverage._tag === "None" ? null : market.corpusBasis(coverage.value.publication),
         openapiUrl: OPENAPI_URL
       }
@@ -248,7 +256,7 @@ export const coverage = kit.make({
  *
  * @since 0.1.0 @category operations
  */
-export const operations: ReadonlyArray<Operation.AnyOperation<Requirements>> = [
+export const operations = [
   marketCapabilities,
   searchSuppliers,
   getSupplier,
@@ -262,14 +270,14 @@ export const operations: ReadonlyArray<Operation.AnyOperation<Requirements>> = [
   searchRisks,
   screenRisks,
   searchPermits
-]
+] as const
 
 /**
  * The market-data group: every declaration, HTTP and discovery routes included.
  *
  * @since 0.1.0 @category groups
  */
-export const group: Operation.Group<Requirements> = kit.group({
+export const group = kit.typedGroup<Requirements>()({
   name: "marketData",
   title: "Market data",
   description:

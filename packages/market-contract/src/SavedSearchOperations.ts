@@ -109,7 +109,7 @@ export const operations = [savedSearchesCreate, savedSearchesList, savedSearches
 export type Requirements = SavedSearches | Caller | RequestContext
 
 /** @since 0.1.0 @category groups */
-export const group: Operation.Group<Requirements> = kit.group<Requirements>({
+export const group = kit.typedGroup<Requirements>()({
   name: "savedSearches",
   title: "Saved searches",
   description: "Market-data searches the workspace watches: a new publication that adds matching records is a search.matched event.",

@@ -164,7 +164,7 @@ export const operations = [tagsList, tagsCreate, tagsUpdate, tagsDelete] as cons
 export type Requirements = Topics | Caller | RequestContext
 
 /** @since 0.1.0 @category groups */
-export const group: Operation.Group<Requirements> = kit.group<Requirements>({
+export const group = kit.typedGroup<Requirements>()({
   name: "tags",
   title: "Tags",
   description: "The workspace's tag registry: normalized names, descriptions and usage counts.",

@@ -1047,7 +1047,7 @@ export const operations = [
 export type Requirements = Topics | Anchors.Anchors | Caller | RequestContext
 
 /** @since 0.1.0 @category groups */
-export const group: Operation.Group<Requirements> = kit.group<Requirements>({
+export const group = kit.typedGroup<Requirements>()({
   name: "topics",
   title: "Topics",
   description: "Topics and their governance: notes that become reviewed knowledge once an owner or admin approves them.",
