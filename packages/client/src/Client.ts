@@ -268,15 +268,3 @@ export const layerConfig = <Id, const G extends Groups>(
   settings: Config.Config<Settings>
 ): Layer.Layer<Id, ConfigError.ConfigError, HttpClient.HttpClient> =>
   Layer.effect(tag, Effect.flatMap(settings, (read) => make({ ...read, groups })))
-
-/**
- * `Settings` read from `SERVICE_BASE_URL`, `SERVICE_API_KEY` and `SERVICE_WORKSPACE` (default `demo`), for
- * {@link layerConfig}.
- *
- * @since 0.1.0 @category config
- */
-export const settingsConfig: Config.Config<Settings> = Config.all({
-  baseUrl: Config.string("SERVICE_BASE_URL").pipe(Config.withDescription("The server's address, without /api/v1.")),
-  apiKey: Config.redacted("SERVICE_API_KEY").pipe(Config.withDescription("An API key (x-api-key).")),
-  workspace: Config.string("SERVICE_WORKSPACE").pipe(Config.withDefault("demo"), Config.withDescription("The workspace slug."))
-})

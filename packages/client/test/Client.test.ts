@@ -9,8 +9,6 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as App from "@service/app/App"
 import { Crypto } from "@service/core/Crypto"
-import * as WhoamiOperations from "@service/identity/WhoamiOperations"
-import * as MarketOperations from "@service/market-contract/Operations"
 import * as DemoSnapshot from "@service/market-warehouse/DemoSnapshot"
 import { ensureDemo } from "@service/server/Demo"
 import * as Server from "@service/server/Server"
@@ -23,17 +21,16 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
+import { Api, groups, program } from "../examples/demo.js"
 import * as Client from "../src/Client.js"
 import * as ClientError from "../src/ClientError.js"
 import * as Paging from "../src/Paging.js"
 import { createClient } from "../src/PromiseClient.js"
 
 const KEY = "svc_key_client_demo_0123456789abcdef"
-const groups = { market: MarketOperations.group, whoami: WhoamiOperations.group }
 
 class Running extends Context.Tag("Running")<Running, { readonly baseUrl: string }>() {}
 
-class Api extends Context.Tag("Api")<Api, Client.Client<typeof groups>>() {}
 
 const running = Layer.effect(
   Running,
@@ -90,6 +87,17 @@ for (const target of TestDatabase.targets()) {
         assert.isTrue(page.page?.hasMore)
         const me = yield* client.whoami.whoami()
         assert.strictEqual(me.workspace.slug, "demo")
+      }))
+
+    it.effect("the documented example (examples/demo.ts) runs as printed", () =>
+      Effect.gen(function*() {
+        const lines = yield* program
+        assert.match(lines[0] ?? "", /^workspace demo as owner \(\d+ scopes\)$/)
+        const first = Number(/^first page: (\d+) rows, more: (true|false)$/.exec(lines[1] ?? "")?.[1])
+        const all = Number(/^all pages: (\d+) rows$/.exec(lines.find((line) => line.startsWith("all pages")) ?? "")?.[1])
+        assert.isAbove(first, 0)
+        assert.isAtLeast(all, first)
+        assert.match(lines.at(-1) ?? "", /^refused: invalid_record_ref \(search_again\): /)
       }))
 
     it.effect("a refusal is a typed error carrying the API's block", () =>
