@@ -219,7 +219,7 @@ export const awardMeaning: SemanticWarning = {
 }
 
 const provenanceStatement =
-  "Read from the published corpus snapshot; a publication that a contract was awarded, not a verification."
+  "A publication that a contract was awarded, not a verification."
 
 const project = (row: AwardDbRow) =>
   Effect.gen(function*() {

@@ -334,7 +334,7 @@ const buyerWarning: SemanticWarning = {
     "buyer matched no acronym exactly, so it was matched approximately against buyer names: rows are candidates; check buyer_name."
 }
 
-const provenanceStatement = "Read from the published corpus snapshot; a publication of record, not a verification."
+const provenanceStatement = "A publication of record, not a verification."
 
 const projectOpportunity = (row: OpportunityDbRow, descriptionLimit: number | undefined) =>
   Effect.gen(function*() {
@@ -390,7 +390,7 @@ const projectAward = (row: AwardDbRow) =>
       record_ref: recordRef,
       evidence_category: "government_contracting",
       corpusSnapshot: row.snapshot_id,
-      statement: "Read from the published corpus snapshot; a publication that a contract was awarded, not a verification."
+      statement: "A publication that a contract was awarded, not a verification."
     }
     return { award, provenance }
   })

@@ -179,7 +179,7 @@ const zeroMarksWarning: SemanticWarning = {
 }
 
 /** Said once per envelope rather than once per row: a provenance entry is a place of reading, not a verification. */
-const provenanceStatement = "Read from the published corpus snapshot; a publication of record, not a verification."
+const provenanceStatement = "A publication of record, not a verification."
 
 // -----------------------------------------------------------------------------
 // Rows

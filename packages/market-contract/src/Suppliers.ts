@@ -108,7 +108,7 @@ const observationWarning: SemanticWarning = {
 }
 
 /** Said once per envelope rather than once per row: a provenance entry is a place of reading, not a verification. */
-const provenanceStatement = "Read from the published corpus snapshot; a publication of record, not a verification."
+const provenanceStatement = "A publication of record, not a verification."
 
 /** The abstracted supplier row and its provenance entry, with one fresh record_ref for both. */
 const project = (row: SupplierRiskDbRow) =>
