@@ -2,6 +2,7 @@ import * as App from "@service/app/App"
 import * as Operation from "@service/core/Operation"
 import { assert, describe, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/client"
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as NodeFs from "node:fs/promises"
@@ -49,6 +50,10 @@ const session = (dataDirectory: string, mode: "auto" | "legacy") => {
 const call = (client: Client, name: string, args: Readonly<Record<string, unknown>>) =>
   Effect.promise(() => client.callTool({ name, arguments: { ...args } }, requestOptions))
 
+// A tool answers one JSON text block (decision 0074).
+const jsonOf = (result: { readonly content: ReadonlyArray<{ readonly type: string; readonly text?: string }> }): unknown =>
+  JSON.parse(result.content[0]?.text ?? "null")
+
 const SearchResult = Schema.Struct({
   schemaVersion: Schema.Literal("market-data/domain/1"),
   results: Schema.NonEmptyArray(Schema.Struct({ record_ref: Schema.String, record_fingerprint: Schema.String })),
@@ -81,15 +86,21 @@ describe("mcp-stdio", () => {
         const { client, errors, server } = yield* session(dataDirectory, "legacy")
         assert.strictEqual(client.getNegotiatedProtocolVersion(), "2025-11-25")
         const { tools } = yield* Effect.promise(() => client.listTools(undefined, requestOptions))
+        // The demo key holds market_data:read only: it is shown the tools that scope can call, no others (decision 0074).
         assert.deepStrictEqual(
           tools.map((tool) => tool.name).sort(),
-          App.groups.flatMap((group) => Operation.servedOn(group, "mcp").map((op) => Operation.toolName("service", group.mcp.namespace, op.name))).sort()
+          App.groups.flatMap((group) =>
+            Operation.servedOn(group, "mcp")
+              .filter((op) => op.scopes.includes("market_data:read"))
+              .map((op) => Operation.toolName("service", group.mcp.namespace, op.name))
+          ).sort()
         )
+        assert.include(client.getInstructions() ?? "", "service_market_capabilities")
         // The demo corpus loads in the background after the server answers; reads wait for its publication.
         yield* Effect.promise(() => server.waitForStderr(/Published the demo corpus/))
         const result = yield* call(client, "service_market_search_suppliers", { state: "Zacatecas", scian_codes: ["212"] })
         assert.notStrictEqual(result.isError, true, JSON.stringify(result.content))
-        const search = Schema.decodeUnknownSync(SearchResult)(result.structuredContent)
+        const search = Schema.decodeUnknownSync(SearchResult)(jsonOf(result))
         assert.strictEqual(search.shown, search.results.length)
         assert.deepStrictEqual(errors, [], server.stderr)
         return search.results[0]
@@ -103,7 +114,7 @@ describe("mcp-stdio", () => {
       assert.strictEqual(client.getNegotiatedProtocolVersion(), "2026-07-28")
       const got = yield* call(client, "service_market_get_supplier", { record_ref: first.record_ref })
       assert.notStrictEqual(got.isError, true, JSON.stringify(got.content))
-      assert.strictEqual(Schema.decodeUnknownSync(SingleResult)(got.structuredContent).results.record_fingerprint, first.record_fingerprint)
+      assert.strictEqual(Schema.decodeUnknownSync(SingleResult)(jsonOf(got)).results.record_fingerprint, first.record_fingerprint)
 
       // The bundles' extra methods are served over stdio too: the events catalog, and a subscription refused to an
       // API key (only a person may subscribe) with the spec's error.
@@ -119,10 +130,36 @@ describe("mcp-stdio", () => {
       assert.isTrue(subscribed._tag === "Left")
       if (subscribed._tag === "Left") assert.include(JSON.stringify(subscribed.left), "person_required")
 
+      // A second server on the same data folder cannot open it (the first holds it): the official client is told why
+      // when it connects, not only "Connection closed".
+      const second = new Client({ name: "stdio-second", version: "0.0.0" })
+      const refusedStart = yield* Effect.either(Effect.tryPromise({
+        try: () =>
+          second.connect(
+            new StdioClientTransport({
+              command: process.execPath,
+              args: ["--import", "tsx", "src/main.ts"],
+              cwd: packageDirectory,
+              env: { ...getDefaultEnvironment(), SERVICE_DATA_DIR: dataDirectory, SERVICE_API_KEY: apiKey },
+              stderr: "pipe"
+            }),
+            requestOptions
+          ),
+        catch: (error) => error instanceof Error ? error.message : String(error)
+      }))
+      assert.isTrue(refusedStart._tag === "Left", "a second server on a held data folder must not start")
+      if (refusedStart._tag === "Left") {
+        const text = refusedStart.left
+        assert.include(text, "The server could not start")
+        assert.notInclude(text, "Connection closed")
+        assert.include(text, "is in use by process")
+        assert.include(text, NodePath.basename(dataDirectory))
+      }
+
       // A refusal carries the market_data block, with the next working call.
       const refused = yield* call(client, "service_market_search_suppliers", { state: "Zacatecas", colour: "blue" })
       assert.isTrue(refused.isError)
-      const refusal = Schema.decodeUnknownSync(Refusal)(refused.structuredContent)
+      const refusal = Schema.decodeUnknownSync(Refusal)(jsonOf(refused))
       assert.strictEqual(refusal.market_data.field, "colour")
       assert.isNotEmpty(refusal.market_data.suggested_correction)
       assert.deepStrictEqual(errors, [], server.stderr)

@@ -25,6 +25,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { ensureDemo } from "@service/server/Demo"
 import { rest, Running, serverOn } from "./support/Rest.js"
+import { answerOf } from "./support/McpResult.js"
 
 const OWNER_KEY = "svc_key_contacts_owner_0123456789abcdef"
 const TOPICS_KEY = "svc_key_contacts_topics_0123456789abcdef"
@@ -109,8 +110,8 @@ const UsageBody = Schema.parseJson(Schema.Struct({
   consumption: Schema.Array(Schema.Struct({ operation: Schema.String, calls: Schema.Number, credits: Schema.Number }))
 }))
 
-/** The annotations the unlock tool must carry: spends (not read-only, not undoable), not idempotent, reaches a provider. */
-const UNLOCK_ANNOTATIONS = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true }
+/** The annotations the unlock tool is listed with: every hint is MCP's default (see where it is read). */
+const UNLOCK_ANNOTATIONS = {}
 
 const json = { "content-type": "application/json" }
 
@@ -176,14 +177,12 @@ for (const target of TestDatabase.targets()) {
         const tools = yield* Effect.promise(() => client.listTools())
         const tool = tools.tools.find((t) => t.name === "service_contact_quote")
         assert.isDefined(tool)
-        assert.deepInclude(tool?.annotations ?? {}, { readOnlyHint: true, destructiveHint: false })
-        // The unlock next to it says it spends: what a 2.x client shows before asking the user.
-        const unlockTool = tools.tools.find((t) => t.name === "service_contact_unlock")
-        assert.isDefined(unlockTool)
-        assert.deepInclude(unlockTool?.annotations ?? {}, UNLOCK_ANNOTATIONS)
+        assert.deepInclude(tool?.annotations ?? {}, { readOnlyHint: true })
+        // The demo owner key lacks commercial:activate: the unlock is not shown to it (decision 0074).
+        assert.isUndefined(tools.tools.find((t) => t.name === "service_contact_unlock"))
         const result = yield* Effect.promise(() => client.callTool({ name: "service_contact_quote", arguments: { collection_id: collectionId, record_ids: contactIds } }))
         assert.notStrictEqual(result.isError, true, JSON.stringify(result))
-        const text = JSON.stringify(result.structuredContent)
+        const text = JSON.stringify(answerOf(result))
         assert.include(text, "Unlocking 3 accounts will cost 15 insight credits")
         assert.notInclude(text, "norte.mx")
       }))
@@ -292,7 +291,9 @@ for (const target of TestDatabase.targets()) {
         const tools = yield* Effect.promise(() => client.listTools())
         const tool = tools.tools.find((t) => t.name === "service_contact_unlock")
         assert.isDefined(tool)
-        assert.deepInclude(tool?.annotations ?? {}, UNLOCK_ANNOTATIONS)
+        // It spends (not read-only, not undoable), is not idempotent and reaches a provider: MCP's defaults for every
+        // hint, so the listing sends none (decision 0074).
+        assert.deepStrictEqual(tool?.annotations, UNLOCK_ANNOTATIONS)
         assert.match(tool?.description ?? "", /spends insight credits/i)
 
         const before = yield* creditsOf(port)
@@ -300,12 +301,12 @@ for (const target of TestDatabase.targets()) {
           client.callTool({ name: "service_contact_quote", arguments: { collection_id: unlockCollectionId, record_ids: selected } })
         )
         assert.notStrictEqual(quoted.isError, true, JSON.stringify(quoted))
-        const quote = Schema.decodeUnknownSync(Quotes.Quote)(quoted.structuredContent)
+        const quote = Schema.decodeUnknownSync(Quotes.Quote)(answerOf(quoted))
         assert.strictEqual(quote.total_credits, 10)
         const args = Unlocks.requestFor(quote)
         const unlocked = yield* Effect.promise(() => client.callTool({ name: "service_contact_unlock", arguments: args }))
         assert.notStrictEqual(unlocked.isError, true, JSON.stringify(unlocked))
-        const first = Schema.decodeUnknownSync(Unlocks.Unlock)(unlocked.structuredContent)
+        const first = Schema.decodeUnknownSync(Unlocks.Unlock)(answerOf(unlocked))
         assert.isFalse(first.replayed)
         assert.deepStrictEqual([first.charged_credits, first.accounts.map((a) => a.credits)], [10, [5, 5]])
         assert.include(first.summary, "Spent 10 credits")
@@ -314,7 +315,7 @@ for (const target of TestDatabase.targets()) {
 
         const retried = yield* Effect.promise(() => client.callTool({ name: "service_contact_unlock", arguments: args }))
         assert.notStrictEqual(retried.isError, true, JSON.stringify(retried))
-        const again = Schema.decodeUnknownSync(Unlocks.Unlock)(retried.structuredContent)
+        const again = Schema.decodeUnknownSync(Unlocks.Unlock)(answerOf(retried))
         assert.isTrue(again.replayed)
         assert.deepStrictEqual({ ...again, replayed: false }, first)
         assert.deepStrictEqual(yield* creditsOf(port), after)

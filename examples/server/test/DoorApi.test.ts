@@ -23,6 +23,7 @@ import * as Schema from "effect/Schema"
 import * as NodeFs from "node:fs"
 import { ensureDemo } from "@service/server/Demo"
 import { jsonOf, rest, Running, serverOn } from "./support/Rest.js"
+import { answerOf } from "./support/McpResult.js"
 
 const OWNER_KEY = "svc_key_door_api_owner_0123456789abcdef"
 const MEMBER_KEY = "svc_key_door_api_member_0123456789abcdef"
@@ -395,26 +396,27 @@ for (const target of TestDatabase.targets()) {
           }),
           (client) => Effect.promise(() => client.close())
         )
-        const Result = Schema.Struct({ isError: Schema.optional(Schema.Boolean), structuredContent: Schema.optional(Schema.Unknown) })
+        const Result = Schema.Struct({ isError: Schema.optional(Schema.Boolean), content: Schema.Unknown })
         for (const [era, callTool] of [
           ["1.x", (name: string, args: Record<string, unknown>): Promise<unknown> => v1.callTool({ name, arguments: args })],
           ["2.x", (name: string, args: Record<string, unknown>): Promise<unknown> => v2.callTool({ name, arguments: args })]
         ] as const) {
           const tools = era === "1.x" ? (yield* Effect.promise(() => v1.listTools())).tools : (yield* Effect.promise(() => v2.listTools())).tools
           const sendTool = tools.find((t) => t.name === "service_arrival_send_test")
-          assert.strictEqual(sendTool?.annotations?.readOnlyHint, false, era)
+          // A write tool leaves readOnlyHint out: MCP's default is false.
+          assert.notStrictEqual(sendTool?.annotations?.readOnlyHint, true, era)
           assert.strictEqual(tools.find((t) => t.name === "service_arrival_read")?.annotations?.readOnlyHint, true, era)
 
           const sent = Schema.decodeUnknownSync(Result)(yield* Effect.promise(() => callTool("service_arrival_send_test", { source_id: source.source.id, type: "contact.created" })))
           assert.notStrictEqual(sent.isError, true, `${era}: ${JSON.stringify(sent)}`)
-          const arrivalId = Schema.decodeUnknownSync(SentTest)(sent.structuredContent).arrival
+          const arrivalId = Schema.decodeUnknownSync(SentTest)(answerOf(sent)).arrival
           const read = Schema.decodeUnknownSync(Result)(yield* Effect.promise(() => callTool("service_arrival_read", { arrival_id: arrivalId })))
-          const page = Schema.decodeUnknownSync(Page)(read.structuredContent)
+          const page = Schema.decodeUnknownSync(Page)(answerOf(read))
           assert.deepStrictEqual(page.arrivals.map((a) => a.id), [arrivalId], era)
 
           const refused = Schema.decodeUnknownSync(Result)(yield* Effect.promise(() => callTool("service_arrival_read", { arrival_id: "arr_000000000000000000000000" })))
           assert.strictEqual(refused.isError, true, era)
-          assert.strictEqual(Schema.decodeUnknownSync(Refusal)(refused.structuredContent).door.code, "arrival_not_found", era)
+          assert.strictEqual(Schema.decodeUnknownSync(Refusal)(answerOf(refused)).door.code, "arrival_not_found", era)
         }
       }), 0)
 

@@ -32,6 +32,7 @@ import { Webhook } from "standardwebhooks"
 import { ensureDemo } from "@service/server/Demo"
 import * as Server from "@service/server/Server"
 import { rest, Running, running } from "./support/Rest.js"
+import { answerOf } from "./support/McpResult.js"
 
 const OWNER_KEY = "svc_key_events_owner_0123456789abcdef"
 const PERSON_KEY = "svc_key_events_person_0123456789abcdef"
@@ -277,9 +278,9 @@ for (const target of TestDatabase.targets()) {
         assert.deepStrictEqual(log.deliveries.map((d) => d.attempts.map((a) => a.status)), [[200], [413], [200], [410], [200]])
         assert.strictEqual(log.deliveries[4]?.event_id, body.eventId)
         const subscriptions = yield* Effect.promise(() => agent.callTool({ name: "service_events_subscriptions", arguments: {} }))
-        assert.include(JSON.stringify(subscriptions.structuredContent), subscribed.id)
-        assert.include(JSON.stringify(subscriptions.structuredContent), hook.url.replace("/hooks/events", ""))
-        assert.notInclude(JSON.stringify(subscriptions.structuredContent), "/hooks/events")
+        assert.include(JSON.stringify(answerOf(subscriptions)), subscribed.id)
+        assert.include(JSON.stringify(answerOf(subscriptions)), hook.url.replace("/hooks/events", ""))
+        assert.notInclude(JSON.stringify(answerOf(subscriptions)), "/hooks/events")
 
         // Unsubscribe answers {} (also when nothing matches) and stops delivery; the history stays.
         // (The protocol's own `_meta` and `resultType` aside.)
@@ -395,7 +396,7 @@ for (const target of TestDatabase.targets()) {
         assert.strictEqual(Number(scheduled[0]?.["n"]), 0)
         const listed = yield* Effect.promise(() => agent.callTool({ name: "service_events_subscriptions", arguments: {} }))
         const Views = Schema.Struct({ subscriptions: Schema.Array(Schema.Struct({ id: Schema.String, state: Schema.String })) })
-        const views = Schema.decodeUnknownSync(Views)(listed.structuredContent)
+        const views = Schema.decodeUnknownSync(Views)(answerOf(listed))
         assert.strictEqual(views.subscriptions.find((v) => v.id === short.id)?.state, "expired")
 
         // A receiver that does not answer: the attempt ends after 10 seconds and is retried 5 seconds later, under

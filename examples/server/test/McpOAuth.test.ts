@@ -34,6 +34,7 @@ import { existsSync } from "node:fs"
 import { createServer } from "node:http"
 import { type Browser, type BrowserContext, chromium } from "playwright-core"
 import { running, Running } from "./support/Rest.js"
+import { answerOf } from "./support/McpResult.js"
 
 const CHROMIUM = "/usr/bin/chromium"
 const INSPECTOR = "http://localhost:6274"
@@ -387,18 +388,18 @@ for (const target of TestDatabase.targets()) {
           const tools = yield* Effect.promise(() => client.listTools())
           assert.isTrue(tools.tools.some((tool) => tool.name === "service_market_search_suppliers"))
           const search = yield* toolResult(client, "service_market_search_suppliers", { state: "Zacatecas", scian_codes: ["212"], limit: 5 })
-          assert.notStrictEqual(search.isError, true, JSON.stringify(search.structuredContent))
+          assert.notStrictEqual(search.isError, true, JSON.stringify(answerOf(search)))
           const subscribed = yield* Effect.promise(() =>
             client.request({ method: "events/subscribe", params: { name: "contact.created", arguments: {}, delivery: { mode: "webhook", url: hook.url, secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" }, cursor: null } }, ResultSchema)
           )
           assert.match(String(subscribed["id"]), /^sub_/)
 
           // 4. No commercial:activate: the unlock is refused with the scope to ask for.
-          const quoted = Schema.decodeUnknownSync(QuoteOut)((yield* toolResult(client, "service_contact_quote", quote)).structuredContent)
+          const quoted = Schema.decodeUnknownSync(QuoteOut)(answerOf(yield* toolResult(client, "service_contact_quote", quote)))
           const unlockArgs = { ...quote, confirm: true, max_credits: quoted.total_credits, quote_token: quoted.quote_token, idempotency_key: quoted.idempotency_key }
           const refused = yield* toolResult(client, "service_contact_unlock", unlockArgs)
           assert.isTrue(refused.isError)
-          assert.deepInclude(Schema.decodeUnknownSync(Structured)(refused.structuredContent), { code: "FORBIDDEN", reason: "missing_scope", required_scopes: ["commercial:activate"] })
+          assert.deepInclude(Schema.decodeUnknownSync(Structured)(answerOf(refused)), { code: "FORBIDDEN", reason: "missing_scope", required_scopes: ["commercial:activate"] })
 
           // 5. Refresh: with a dead access token the SDK refreshes on the 401 and the refresh token rotates.
           agent.stored = { ...issued, access_token: "not-a-token" }
@@ -437,7 +438,7 @@ for (const target of TestDatabase.targets()) {
           yield* Effect.promise(() => new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp`), { authProvider: spender }).finishAuth(ticked.code))
           const { client: paying } = yield* connect(baseUrl, spender)
           const unlocked = yield* toolResult(paying, "service_contact_unlock", unlockArgs)
-          assert.notStrictEqual(unlocked.isError, true, JSON.stringify(unlocked.structuredContent))
+          assert.notStrictEqual(unlocked.isError, true, JSON.stringify(answerOf(unlocked)))
 
           // 8. RFC 7009: the client revokes its access token; the next request is refused at once.
           const token = spender.stored?.access_token ?? ""

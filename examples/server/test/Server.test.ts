@@ -26,6 +26,7 @@ import { ensureDemo } from "@service/server/Demo"
 import * as DemoSnapshot from "@service/market-warehouse/DemoSnapshot"
 import * as Server from "@service/server/Server"
 import { type Answer, jsonOf, rest } from "./support/Rest.js"
+import { answerOf } from "./support/McpResult.js"
 
 const KEY = "svc_key_server_e2e_0123456789abcdef"
 
@@ -84,14 +85,19 @@ for (const target of TestDatabase.targets()) {
         (client) => Effect.promise(() => client.close())
       )
 
-    it.scoped("serves MCP at /mcp through the official client: tools annotated as declared, envelope in structuredContent", () =>
+    it.scoped("serves MCP at /mcp through the official client: tools annotated as declared, envelope as the JSON text", () =>
       Effect.gen(function*() {
         const { baseUrl, scan } = yield* Running
         const client = yield* mcpClient(baseUrl, { "x-api-key": KEY })
         const { tools } = yield* Effect.promise(() => client.listTools())
+        // The demo owner key holds every scope but commercial:activate: it is shown every tool but the one that needs it.
         assert.deepStrictEqual(
           tools.map((t) => t.name).sort(),
-          App.groups.flatMap((group) => Operation.servedOn(group, "mcp").map((op) => Operation.toolName("service", group.mcp.namespace, op.name))).sort()
+          App.groups.flatMap((group) =>
+            Operation.servedOn(group, "mcp")
+              .filter((op) => !(op.scopes.length === 1 && op.scopes[0] === "commercial:activate"))
+              .map((op) => Operation.toolName("service", group.mcp.namespace, op.name))
+          ).sort()
         )
         // Each tool says what its declaration says: the market reads are read-only, arrival_send_test writes.
         const declared = new Map(
@@ -99,7 +105,8 @@ for (const target of TestDatabase.targets()) {
             Operation.servedOn(group, "mcp").map((op) => [Operation.toolName("service", group.mcp.namespace, op.name), op.annotations.readOnly] as const)
           )
         )
-        for (const tool of tools) assert.strictEqual(tool.annotations?.readOnlyHint, declared.get(tool.name), tool.name)
+        // A write tool leaves readOnlyHint out (MCP's default is false).
+        for (const tool of tools) assert.strictEqual(tool.annotations?.readOnlyHint === true, declared.get(tool.name), tool.name)
         assert.strictEqual(declared.get("service_arrival_send_test"), false)
         assert.strictEqual(declared.get("service_arrival_read"), true)
 
@@ -109,7 +116,7 @@ for (const target of TestDatabase.targets()) {
             Effect.tap((result) => Effect.sync(() => bodies.push(JSON.stringify(result))))
           )
         const search = yield* call("service_market_search_suppliers", { state: "Zacatecas", scian_codes: ["212"], limit: 5 })
-        const content = Schema.decodeUnknownSync(SearchContent)(search.structuredContent)
+        const content = Schema.decodeUnknownSync(SearchContent)(answerOf(search))
         assert.strictEqual(content.schemaVersion, "market-data/domain/1")
         assert.strictEqual(content.shown, 5)
         assert.strictEqual(content.has_more, content.page.hasMore)
@@ -120,11 +127,11 @@ for (const target of TestDatabase.targets()) {
         assert.notStrictEqual(detail.isError, true)
         const refused = yield* call("service_market_get_supplier", { record_ref: tamper(ref) })
         assert.strictEqual(refused.isError, true)
-        assert.strictEqual(Schema.decodeUnknownSync(RefusalContent)(refused.structuredContent).market_data.semantic_code, "invalid_record_ref")
+        assert.strictEqual(Schema.decodeUnknownSync(RefusalContent)(answerOf(refused)).market_data.semantic_code, "invalid_record_ref")
 
         const next = content.page.nextCursor ?? ""
         const badCursor = yield* call("service_market_search_suppliers", { state: "Zacatecas", scian_codes: ["212"], limit: 5, cursor: tamper(next) })
-        assert.strictEqual(Schema.decodeUnknownSync(RefusalContent)(badCursor.structuredContent).market_data.semantic_code, "invalid_cursor")
+        assert.strictEqual(Schema.decodeUnknownSync(RefusalContent)(answerOf(badCursor)).market_data.semantic_code, "invalid_cursor")
 
         yield* call("service_market_capabilities", {})
         for (const state of ["CDMX", "Sonora", "Chihuahua", "Coahuila", "Durango"]) {

@@ -15,6 +15,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { ensureDemo } from "@service/server/Demo"
 import { jsonOf, rest, Running, serverOn } from "./support/Rest.js"
+import { answerOf } from "./support/McpResult.js"
 
 const OWNER_KEY = "svc_key_topics_owner_0123456789abcdef"
 const MEMBER_KEY = "svc_key_topics_member_0123456789abcdef"
@@ -174,7 +175,7 @@ for (const target of TestDatabase.targets()) {
             }),
             (client) => Effect.promise(() => client.close())
           )
-        const Result = Schema.Struct({ isError: Schema.optional(Schema.Boolean), structuredContent: Schema.optional(Schema.Unknown) })
+        const Result = Schema.Struct({ isError: Schema.optional(Schema.Boolean), content: Schema.Unknown })
         const callWith = (client: Client, name: string, args: Record<string, unknown>) =>
           Effect.map(Effect.promise(() => client.callTool({ name, arguments: args })), (raw) => Schema.decodeUnknownSync(Result)(raw))
         const agent = yield* connect(FACELESS_KEY)
@@ -186,16 +187,16 @@ for (const target of TestDatabase.targets()) {
 
         const created = yield* callWith(agent, "service_topics_create", { title: "Agent note", body: "Seen in a call.", status: "proposed" })
         assert.notStrictEqual(created.isError, true, JSON.stringify(created))
-        const topicId = Schema.decodeUnknownSync(Topic)(created.structuredContent).id
+        const topicId = Schema.decodeUnknownSync(Topic)(answerOf(created)).id
         for (const client of [agent, member]) {
           const refused = yield* callWith(client, "service_topics_approve", { topic: topicId })
           assert.strictEqual(refused.isError, true)
-          assert.include(JSON.stringify(refused.structuredContent), "FORBIDDEN")
+          assert.include(JSON.stringify(answerOf(refused)), "FORBIDDEN")
         }
         const stillProposed = yield* callWith(owner, "service_topics_read", { topic: topicId })
-        assert.strictEqual(Schema.decodeUnknownSync(Topic)(stillProposed.structuredContent).status, "proposed")
+        assert.strictEqual(Schema.decodeUnknownSync(Topic)(answerOf(stillProposed)).status, "proposed")
         const approved = yield* callWith(owner, "service_topics_approve", { topic: topicId })
-        assert.strictEqual(Schema.decodeUnknownSync(Topic)(approved.structuredContent).trust, "reviewed")
+        assert.strictEqual(Schema.decodeUnknownSync(Topic)(answerOf(approved)).trust, "reviewed")
       }), 0)
   })
 }

@@ -25,10 +25,12 @@ import type * as Operation from "@service/core/Operation"
 import { Principal } from "@service/core/Principal"
 import * as Text from "@service/core/Text"
 import * as Arr from "effect/Array"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
+import * as NodeReadline from "node:readline"
 import type { Readable, Writable } from "node:stream"
 import type * as Method from "@service/core/Method"
 import * as Toolkit from "./Toolkit.js"
@@ -52,6 +54,11 @@ export interface Options<R, RM> {
   readonly methods?: ReadonlyArray<Method.Method<RM>> | undefined
   /** First segment of every tool name. Default: the `Operation.SurfacePrefix` in context (`"service"`). */
   readonly prefix?: string | undefined
+  /**
+   * The `instructions` of the `initialize` result (and `server/discover`): how an agent should use the server.
+   * Hosts put them in the model's context once per session, so they say what every tool would otherwise repeat.
+   */
+  readonly instructions?: string | undefined
   /** Messages accepted in one JSON-RPC batch (default {@link defaultMaxBatchSize}). */
   readonly maxBatchSize?: number | undefined
   /** Bytes accepted in one request body, chunked or not (default {@link defaultMaxRequestBodySize}, as every JSON route). */
@@ -116,7 +123,7 @@ interface Served<RM> {
 export const EVENTS_EXTENSION = "io.modelcontextprotocol/events"
 
 const newServer = <RM>(
-  info: { readonly name: string; readonly version: string },
+  info: { readonly name: string; readonly version: string; readonly instructions?: string | undefined },
   served: Served<RM>,
   principal: Principal | undefined
 ): McpServer => {
@@ -124,7 +131,10 @@ const newServer = <RM>(
   // `events` key is not in the SDK's capability type; a variable (not a literal) carries it through unchanged.
   const eventsCapabilities = { extensions: { [EVENTS_EXTENSION]: {} }, events: {} }
   const capabilities = served.events ? { tools: { listChanged: false }, ...eventsCapabilities } : { tools: { listChanged: false } }
-  const server = new McpServer({ name: info.name, version: info.version }, { capabilities })
+  const server = new McpServer(
+    { name: info.name, version: info.version },
+    info.instructions === undefined ? { capabilities } : { capabilities, instructions: info.instructions }
+  )
   // A request the host did not authenticate gets no tools and no methods: nothing runs without a principal.
   if (principal === undefined) return server
   served.toolkit.register(server, principal)
@@ -304,3 +314,47 @@ export const serveStdio = <R, RM = never>(
       (handle) => Effect.promise(() => handle.close())
     )
   })
+
+/**
+ * JSON-RPC error code of an answer from a stdio server that could not start (the JSON-RPC "server error" range).
+ *
+ * @since 0.1.0 @category constants
+ */
+export const serverStartFailed = -32000
+
+const requestIdOf = (line: string): Option.Option<string | number> => {
+  const parsed = Either.try((): unknown => JSON.parse(line))
+  if (Either.isLeft(parsed)) return Option.none()
+  const message = parsed.right
+  if (typeof message !== "object" || message === null || !("method" in message) || !("id" in message)) return Option.none()
+  const id = message.id
+  return typeof id === "string" || typeof id === "number" ? Option.some(id) : Option.none()
+}
+
+/**
+ * For a stdio server that could not start (a locked data folder, a bad key): answers every request the client sends
+ * (its `server/discover` probe, its `initialize`) with a JSON-RPC error whose message says why, so the client shows
+ * the reason instead of "Connection closed". Completes when the client closes stdin, or after `wait` (default 10 s)
+ * when it does not.
+ *
+ * @since 0.1.0 @category constructors
+ */
+export const refuseStdio = (
+  reason: string,
+  options: { readonly stdin?: Readable | undefined; readonly stdout?: Writable | undefined; readonly wait?: Duration.DurationInput | undefined } = {}
+): Effect.Effect<void> => {
+  const stdin = options.stdin ?? process.stdin
+  const stdout = options.stdout ?? process.stdout
+  const message = `The server could not start: ${reason}`
+  const answering = Effect.async<void>((resume) => {
+    const lines = NodeReadline.createInterface({ input: stdin, crlfDelay: Infinity })
+    lines.on("line", (line) => {
+      const id = requestIdOf(line)
+      if (Option.isNone(id)) return
+      stdout.write(`${JSON.stringify({ jsonrpc: "2.0", id: id.value, error: { code: serverStartFailed, message } })}\n`)
+    })
+    lines.once("close", () => resume(Effect.void))
+    return Effect.sync(() => lines.close())
+  })
+  return answering.pipe(Effect.timeoutOption(options.wait ?? "10 seconds"), Effect.asVoid)
+}

@@ -10,13 +10,17 @@
  * plain-text error without the domain block. So the schemas given to the SDK only describe: they are
  * listed in `tools/list` and accept every value unchanged.
  *
- * Error results carry `structuredContent` (code, message, request_id and, for a refusal, the domain block)
- * and the tool's `outputSchema` admits them beside the success shape, because the 1.x client validates
- * `structuredContent` against `outputSchema` even when `isError` is set (docs/decisions/0032).
+ * What an agent pays for (docs/decisions/0074): `tools/list` names only the tools the credential can call
+ * (its scopes, and the declaration's role or person rule), with concise descriptions (the declaration's first
+ * paragraph and the codes it refuses with), input schemas without the titles and descriptions Effect derives
+ * from its own filters (`maxLength(200)`, "a string that will be trimmed"), and no output schemas. A result is
+ * one compact JSON text block and nothing else, success or error: many hosts show a model only `content`, and
+ * `structuredContent` beside it would send every answer twice. A declared tool the credential cannot call is
+ * still answered, with the same FORBIDDEN result (`required_scopes`...) an unlisted call deserves.
  *
  * @since 0.1.0
  */
-import type { CallToolResult, McpServer, StandardSchemaWithJSON, ToolAnnotations } from "@modelcontextprotocol/server"
+import type { CallToolResult, McpServer, StandardSchemaWithJSON, Tool as SdkTool, ToolAnnotations } from "@modelcontextprotocol/server"
 import type { Forbidden } from "@service/core/AuthError"
 import type { CreditsExhausted, Meter } from "@service/core/Meter"
 import * as Operation from "@service/core/Operation"
@@ -25,13 +29,15 @@ import type { RateLimited, RateLimiter } from "@service/core/RateLimiter"
 import * as Refusal from "@service/core/Refusal"
 import * as RequestContext from "@service/core/RequestContext"
 import * as Arr from "effect/Array"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as JSONSchema from "effect/JSONSchema"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
-import type * as AST from "effect/SchemaAST"
+import * as AST from "effect/SchemaAST"
 
 /**
  * What serving the tools of groups whose operations need `R` requires from the host runtime: the domain
@@ -63,6 +69,7 @@ export interface Tool {
   readonly group: string
   readonly operation: string
   readonly title: string
+  /** Concise, for a model: the declaration's first paragraph and the codes the operation refuses with. */
   readonly description: string
   readonly annotations: {
     readonly readOnlyHint: boolean
@@ -75,21 +82,20 @@ export interface Tool {
   readonly envelope: boolean
   /** JSON Schema (2020-12) of the model-facing input. */
   readonly inputSchema: JsonObject
-  /** JSON Schema (2020-12) of `structuredContent`: the success shape or one of the error shapes. */
-  readonly outputSchema: JsonObject
-  /** `<prefix>/metered` and `<prefix>/operation`. */
+  /** `<prefix>/metered: true` on a metered tool; empty otherwise. */
   readonly meta: JsonObject
 }
 
 /**
- * A tool result without SDK types: the JSON text of `structuredContent` in `content` for clients that
- * read text only.
+ * A tool result without SDK types: one text block holding the compact JSON of `json`, which is what goes on
+ * the wire (no `structuredContent`).
  *
  * @since 0.1.0 @category models
  */
 export interface ToolResult {
   readonly content: ReadonlyArray<{ readonly type: "text"; readonly text: string }>
-  readonly structuredContent: JsonObject
+  /** The object the text block encodes (not sent separately). */
+  readonly json: JsonObject
   readonly isError?: true | undefined
 }
 
@@ -104,7 +110,12 @@ export interface Toolkit {
   readonly tools: ReadonlyArray<Tool>
   /** Runs the tool named `name` for `principal`. Never fails: refusals and defects become error results. */
   readonly call: (name: string, args: unknown, principal: Principal) => Effect.Effect<ToolResult>
-  /** Registers every tool on `server`, answering calls for `principal`. */
+  /** The tools `principal` can call: the ones `tools/list` shows it. */
+  readonly listedFor: (principal: Principal) => ReadonlyArray<Tool>
+  /**
+   * Registers every tool on `server`, answering calls for `principal`, and lists only the tools it can call;
+   * a call to any other declared tool is answered with its FORBIDDEN result.
+   */
   readonly register: (server: McpServer, principal: Principal) => void
 }
 
@@ -181,16 +192,83 @@ export const RefusalError = (codec: Refusal.AnyRefusalCodec) =>
   }).annotations({ identifier: `${codec.identifier}Refusal` })
 
 /**
- * Effect marks `unknown`, `any` and `object` keywords with `$id: "/schemas/<keyword>"`; several of them in one
- * document make JSON Schema validators (the clients' Ajv) refuse it as ambiguous, so those ids are dropped.
+ * Titles and descriptions Effect gives its own schemas (`Trimmed`, `unknown`, "a string that will be trimmed"...):
+ * names of annotations, not words for a model. Read from the `Schema` module itself, so a new Effect version's
+ * names are covered too.
  */
-const dropKeywordIds = (value: unknown): unknown => {
-  if (Arr.isArray(value)) return value.map(dropKeywordIds)
+const effectDefaults = ((): { readonly titles: ReadonlySet<string>; readonly descriptions: ReadonlySet<string> } => {
+  const titles = new Set<string>()
+  const descriptions = new Set<string>()
+  // A transformation (`Trim`) describes its encoded side ("a string that will be trimmed"): both sides are read.
+  const read = (ast: AST.AST): void => {
+    for (const title of [AST.getTitleAnnotation(ast), AST.getIdentifierAnnotation(ast)]) {
+      if (Option.isSome(title)) titles.add(title.value)
+    }
+    const description = AST.getDescriptionAnnotation(ast)
+    if (Option.isSome(description)) descriptions.add(description.value)
+    if (AST.isTransformation(ast)) {
+      read(ast.from)
+      read(ast.to)
+    } else if (AST.isRefinement(ast)) {
+      read(ast.from)
+    }
+  }
+  for (const value of Object.values(Schema)) {
+    if (Schema.isSchema(value)) read(value.ast)
+  }
+  return { titles, descriptions }
+})()
+
+// Effect's filters title themselves `name(arguments)` (`maxLength(200)`, `between(1, 50)`).
+const filterTitle = /^[A-Za-z]+\(.*\)$/
+// ...and describe themselves in lower case from the constraint ("a string at most 200 character(s) long",
+// "a string matching the pattern ^\d{5}$", "an array of at most 3 item(s)"), which the keyword already says.
+const filterDescription = /^an? [a-z]/
+const constraintKeywords = ["maxLength", "minLength", "pattern", "maxItems", "minItems", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "format"]
+
+const isAnnotationTitle = (title: unknown): boolean =>
+  typeof title === "string" && (filterTitle.test(title) || effectDefaults.titles.has(title))
+
+const isDefaultDescription = (node: Record<string, unknown>, description: unknown): boolean =>
+  typeof description === "string" &&
+  (effectDefaults.descriptions.has(description) ||
+    (filterDescription.test(description) && constraintKeywords.some((keyword) => keyword in node)))
+
+const isNullType = (value: unknown): boolean => Predicate.isRecord(value) && Object.keys(value).length === 1 && value["type"] === "null"
+
+/**
+ * Makes a JSON Schema document cheaper to read without changing what it accepts:
+ *
+ * - Effect marks `unknown`, `any` and `object` keywords with `$id: "/schemas/<keyword>"`; several of them in one
+ *   document make JSON Schema validators (the clients' Ajv) refuse it as ambiguous, so those ids are dropped;
+ * - titles and descriptions Effect derives from its own annotations are dropped (real ones stay);
+ * - `anyOf: [{type: T, ...}, {type: "null"}]` (Effect's `NullOr`) becomes `type: [T, "null"]`;
+ * - an empty `required`, `additionalProperties: false` (the operation's decode refuses unknown arguments, naming
+ *   them) and the `type` of a string enum are dropped.
+ */
+const compact = (value: unknown): unknown => {
+  if (Arr.isArray(value)) return value.map(compact)
   if (!Predicate.isRecord(value)) return value
   const out: Record<string, unknown> = {}
   for (const [key, inner] of Object.entries(value)) {
     if (key === "$id" && typeof inner === "string" && inner.startsWith("/schemas/")) continue
-    out[key] = dropKeywordIds(inner)
+    if (key === "title" && isAnnotationTitle(inner)) continue
+    if (key === "description" && isDefaultDescription(value, inner)) continue
+    if (key === "required" && Arr.isArray(inner) && inner.length === 0) continue
+    // Unknown arguments are refused by the operation's decode anyway, with a structural refusal naming the field.
+    if (key === "additionalProperties" && inner === false) continue
+    // An enum says the type already.
+    if (key === "type" && inner === "string" && Arr.isArray(value["enum"]) && value["enum"].every(Predicate.isString)) continue
+    out[key] = compact(inner)
+  }
+  const anyOf = out["anyOf"]
+  if (Arr.isArray(anyOf) && anyOf.length === 2) {
+    const [first, second] = anyOf
+    const other = isNullType(second) ? first : isNullType(first) ? second : undefined
+    if (Predicate.isRecord(other) && typeof other["type"] === "string" && !("anyOf" in other)) {
+      const { anyOf: _, ...rest } = out
+      return { ...other, ...rest, type: [other["type"], "null"] }
+    }
   }
   return out
 }
@@ -199,59 +277,61 @@ const asObject = (value: unknown): Record<string, unknown> => (Predicate.isRecor
 
 // "skip" inlines the root instead of a `$ref` to it: the SDK and the clients read `type: "object"` at the root.
 const fromAst = (ast: AST.AST, definitions: Record<string, JSONSchema.JsonSchema7>): Record<string, unknown> =>
-  asObject(dropKeywordIds(JSONSchema.fromAST(ast, { definitions, target: "jsonSchema2020-12", topLevelReferenceStrategy: "skip" })))
+  asObject(compact(JSONSchema.fromAST(ast, { definitions, target: "jsonSchema2020-12", topLevelReferenceStrategy: "skip" })))
 
 const withDefinitions = (
   root: Record<string, unknown>,
   definitions: Record<string, JSONSchema.JsonSchema7>
-): JsonObject => (Object.keys(definitions).length === 0 ? root : { ...root, $defs: asObject(dropKeywordIds(definitions)) })
+): JsonObject => (Object.keys(definitions).length === 0 ? root : { ...root, $defs: asObject(compact(definitions)) })
 
 const isObjectSchema = (schema: JsonObject): boolean => schema["type"] === "object"
 
 const propertiesOf = (schema: JsonObject): Record<string, unknown> => asObject(schema["properties"])
-
-const requiredOf = (schema: JsonObject): ReadonlyArray<string> => {
-  const required = schema["required"]
-  return Arr.isArray(required) ? required.filter(Predicate.isString) : []
-}
 
 const isEnvelopeSchema = (schema: JsonObject): boolean => {
   const properties = propertiesOf(schema)
   return "page" in properties && "results" in properties
 }
 
-/** The success shape with the tool fields added as required properties. */
-const withToolFields = (success: JsonObject, definitions: Record<string, JSONSchema.JsonSchema7>): JsonObject => {
-  const fields = fromAst(ToolFields.ast, definitions)
-  return {
-    ...success,
-    properties: { ...propertiesOf(success), ...propertiesOf(fields) },
-    required: [...requiredOf(success), ...requiredOf(fields)]
-  }
-}
-
-/**
- * The tool's output schema: an object that is the success shape or one of the error shapes. The root keeps
- * `type: "object"`: the 2025-era wire requires it (the SDK would otherwise wrap results in `{ result }`).
- */
-const outputSchemaOf = (
-  op: Operation.AnyOperation<unknown>
-): Option.Option<{ readonly schema: JsonObject; readonly envelope: boolean }> => {
-  const definitions: Record<string, JSONSchema.JsonSchema7> = {}
-  const output = fromAst(op.output.ast, definitions)
-  if (!isObjectSchema(output)) return Option.none()
-  const envelope = isEnvelopeSchema(output)
-  const success = envelope ? withToolFields(output, definitions) : output
-  const errors = [RefusalError(op.refusals), ToolError, RateLimitedError, ...(op.metered ? [CreditsExhaustedError] : [])].map((schema) => fromAst(schema.ast, definitions))
-  return Option.some({
-    schema: withDefinitions({ type: "object", anyOf: [success, ...errors] }, definitions),
-    envelope
-  })
+/** Whether the output is an object (a tool result must be one) and an envelope; its schema is not listed. */
+const outputShapeOf = (op: Operation.AnyOperation<unknown>): Option.Option<{ readonly envelope: boolean }> => {
+  const output = fromAst(op.output.ast, {})
+  return isObjectSchema(output) ? Option.some({ envelope: isEnvelopeSchema(output) }) : Option.none()
 }
 
 const inputSchemaOf = (op: Operation.AnyOperation<unknown>): JsonObject => {
   const definitions: Record<string, JSONSchema.JsonSchema7> = {}
   return withDefinitions(fromAst(op.modelInput.ast, definitions), definitions)
+}
+
+/**
+ * Codes every operation may answer, which the server instructions explain once (bad input, an unreachable or
+ * unpublished store, a timeout): listing them on every tool would only repeat them.
+ */
+const commonCodes: ReadonlySet<string> = new Set([
+  "invalid_field_value",
+  "serving_projection_unavailable",
+  "serving_projection_stale",
+  "market_data_timeout",
+  "market_data_unavailable",
+  "invalid_cursor",
+  "cursor_stale"
+])
+
+// `<thing>_not_found` says itself what happened: an id that names nothing the workspace holds.
+const isCommonCode = (code: string): boolean => commonCodes.has(code) || code.endsWith("_not_found")
+
+/**
+ * The MCP description: the declaration's first paragraph (HTTP and the CLI keep the whole text) and, when the
+ * operation has refusals of its own, their codes, so a model knows what it may meet and look up in
+ * `recovery.action`.
+ *
+ * @since 0.1.0 @category descriptions
+ */
+export const conciseDescription = (description: string, refuses: ReadonlyArray<string>): string => {
+  const first = description.split(/\n\s*\n/)[0]?.trim() ?? ""
+  const own = refuses.filter((code) => !isCommonCode(code) && !first.includes(code))
+  return own.length === 0 ? first : `${first} Refuses: ${own.join(", ")}.`
 }
 
 /**
@@ -284,19 +364,19 @@ export const toolFields = (envelope: unknown): Option.Option<ToolFields> =>
     return {
       shown: page !== null ? page.returned : Arr.isArray(results) ? results.length : 1,
       has_more: page !== null && page.hasMore,
-      next_action: cursor !== null ? `call again with the same arguments and cursor=${cursor} to read more` : "done"
+      // The cursor is in `page.nextCursor` already: naming it again would add its length to every page.
+      next_action: cursor !== null ? "call again with the same arguments and cursor set to page.nextCursor to read more" : "done"
     }
   })
 
-const result = (structured: JsonObject, isError: boolean): ToolResult => ({
-  content: [{ type: "text", text: JSON.stringify(structured) }],
-  structuredContent: structured,
+const result = (json: JsonObject, isError: boolean): ToolResult => ({
+  content: [{ type: "text", text: JSON.stringify(json) }],
+  json,
   ...(isError ? { isError: true } : {})
 })
 
 const toSdkResult = (toolResult: ToolResult): CallToolResult => ({
   content: toolResult.content.map((block) => ({ ...block })),
-  structuredContent: { ...toolResult.structuredContent },
   ...(toolResult.isError === true ? { isError: true } : {})
 })
 
@@ -307,6 +387,45 @@ const mcpAnnotations = (annotations: Operation.Annotations): Tool["annotations"]
   destructiveHint: annotations.destructive,
   idempotentHint: annotations.idempotent,
   openWorldHint: annotations.openWorld
+})
+
+/**
+ * Whether `principal` can call `op`: it holds one of the scopes and, where the declaration names a rule (a role, a
+ * person behind the credential), the rule admits it. A rule that cannot decide at once lists the tool: the call
+ * checks it again anyway.
+ *
+ * @since 0.1.0 @category listing
+ */
+export const callableBy = (op: Operation.AnyOperation<unknown>, principal: Principal): boolean => {
+  if (!op.scopes.some((scope) => principal.scopes.includes(scope))) return false
+  if (op.authorize === undefined) return true
+  return Exit.match(Effect.runSyncExit(op.authorize(principal)), {
+    onSuccess: () => true,
+    onFailure: (cause) => Option.isNone(Cause.failureOption(cause))
+  })
+}
+
+/**
+ * The hints a client cannot assume: MCP reads a missing hint as its default (`readOnlyHint` false,
+ * `destructiveHint` true, `idempotentHint` false, `openWorldHint` true), and the destructive and idempotent hints
+ * mean nothing on a read-only tool.
+ *
+ * @since 0.1.0 @category listing
+ */
+export const listedAnnotations = (annotations: Tool["annotations"]): ToolAnnotations => ({
+  ...(annotations.readOnlyHint ? { readOnlyHint: true } : {}),
+  ...(!annotations.readOnlyHint && !annotations.destructiveHint ? { destructiveHint: false } : {}),
+  ...(!annotations.readOnlyHint && annotations.idempotentHint ? { idempotentHint: true } : {}),
+  ...(annotations.openWorldHint ? {} : { openWorldHint: false })
+})
+
+// No `title`: it is for display (hosts fall back to the name), and 66 of them cost an agent 2,000 characters.
+const toSdkTool = (tool: Tool): SdkTool => ({
+  name: tool.name,
+  description: tool.description,
+  inputSchema: { ...tool.inputSchema, type: "object" },
+  annotations: listedAnnotations(tool.annotations),
+  ...(Object.keys(tool.meta).length === 0 ? {} : { _meta: { ...tool.meta } })
 })
 
 interface Entry<R> {
@@ -323,7 +442,7 @@ const derive = <R>(prefix: string, groups: ReadonlyArray<Operation.Group<R>>): E
         if (entries.some((entry) => entry.tool.name === name)) {
           return yield* Effect.dieMessage(`Two operations would both be the MCP tool ${name}.`)
         }
-        const output = outputSchemaOf(op)
+        const output = outputShapeOf(op)
         if (Option.isNone(output)) {
           return yield* Effect.dieMessage(`The output of operation ${op.name} is not an object; it cannot be an MCP tool.`)
         }
@@ -334,13 +453,13 @@ const derive = <R>(prefix: string, groups: ReadonlyArray<Operation.Group<R>>): E
             group: group.name,
             operation: op.name,
             title: op.title,
-            description: op.description,
+            description: conciseDescription(op.description, op.refuses),
             annotations: mcpAnnotations(op.annotations),
             metered: op.metered,
             envelope: output.value.envelope,
             inputSchema: inputSchemaOf(op),
-            outputSchema: output.value.schema,
-            meta: { [`${prefix}/metered`]: op.metered, [`${prefix}/operation`]: op.name }
+            // Only a metered tool carries the flag: the tool name already names the operation.
+            meta: op.metered ? { [`${prefix}/metered`]: true } : {}
           }
         })
       }
@@ -435,6 +554,9 @@ export const make = <R>(options: Options<R>): Effect.Effect<Toolkit, never, Requ
 
     const runPromise = Runtime.runPromise(runtime)
 
+    const listedFor = (principal: Principal): ReadonlyArray<Tool> =>
+      entries.filter((entry) => callableBy(entry.op, principal)).map((entry) => entry.tool)
+
     const register = (server: McpServer, principal: Principal): void => {
       for (const entry of entries) {
         const { tool } = entry
@@ -445,14 +567,17 @@ export const make = <R>(options: Options<R>): Effect.Effect<Toolkit, never, Requ
             title: tool.title,
             description: tool.description,
             inputSchema: describeOnly(tool.inputSchema),
-            outputSchema: describeOnly(tool.outputSchema),
             annotations,
             _meta: { ...tool.meta }
           },
           (args, ctx) => runPromise(run(entry, args, principal), { signal: ctx.mcpReq.signal }).then(toSdkResult)
         )
       }
+      // Every tool stays registered, so a call to one the credential cannot use is answered with its FORBIDDEN
+      // result; only the listing is narrowed to the tools it can call.
+      const listed = listedFor(principal).map(toSdkTool)
+      server.server.setRequestHandler("tools/list", () => ({ tools: listed.map((tool) => ({ ...tool })) }))
     }
 
-    return { prefix, tools: entries.map((entry) => entry.tool), call, register }
+    return { prefix, tools: entries.map((entry) => entry.tool), call, listedFor, register }
   })

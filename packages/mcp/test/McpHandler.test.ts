@@ -73,7 +73,6 @@ const decodeExact = <A, I>(schema: Schema.Schema<A, I>, value: unknown) =>
   Schema.decodeUnknownSync(schema, { onExcessProperty: "error" })(value)
 
 // An output schema: one object, success or one of the error shapes.
-const OutputSchema = Schema.Struct({ type: Schema.Literal("object"), anyOf: Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown })) })
 
 const searchArgs = { state: "Zacatecas", scian_codes: ["212"] }
 
@@ -105,7 +104,11 @@ const post = (body: unknown, headers: Readonly<Record<string, string>> = { "mcp-
 
 const RpcMessage = Schema.Struct({
   id: Schema.NullOr(Schema.Union(Schema.Number, Schema.String)),
-  result: Schema.optional(Schema.Struct({ isError: Schema.optional(Schema.Boolean), structuredContent: Schema.Unknown })),
+  result: Schema.optional(Schema.Struct({
+    isError: Schema.optional(Schema.Boolean),
+    structuredContent: Schema.optional(Schema.Unknown),
+    content: Schema.Tuple(Schema.Struct({ type: Schema.Literal("text"), text: Schema.parseJson() }))
+  })),
   error: Schema.optional(Schema.Struct({ code: Schema.Number, message: Schema.String }))
 })
 
@@ -138,17 +141,12 @@ for (const target of TestDatabase.targets()) {
             assert.notInclude(client.tools.map((tool) => tool.name), "service_market_coverage")
             for (const op of served) {
               const tool = client.tools.find((candidate) => candidate.name === Operation.toolName("service", "market", op.name))
-              assert.deepStrictEqual(tool?.annotations, {
-                readOnlyHint: op.annotations.readOnly,
-                destructiveHint: op.annotations.destructive,
-                idempotentHint: op.annotations.idempotent,
-                openWorldHint: op.annotations.openWorld
-              })
-              assert.deepStrictEqual(tool?._meta, { "service/metered": op.metered, "service/operation": op.name })
+              // Only the hints a client cannot assume (a market tool is read-only and closed-world).
+              assert.deepStrictEqual(tool?.annotations, { readOnlyHint: true, openWorldHint: false })
+              assert.deepStrictEqual(tool?._meta, op.metered ? { "service/metered": true } : undefined)
               assert.strictEqual(tool?.inputSchema.type, "object")
-              // One object schema admitting the success shape and every error shape (credits only when metered).
-              assert.strictEqual(tool?.outputSchema?.["type"], "object")
-              assert.lengthOf(decode(OutputSchema, tool?.outputSchema).anyOf, op.metered ? 5 : 4)
+              // No output schema: the answer is one JSON text block (decision 0074).
+              assert.isUndefined(tool?.outputSchema)
             }
             const search = client.tools.find((tool) => tool.name === "service_market_search_suppliers")
             assert.notInclude(Object.keys(search?.inputSchema.properties ?? {}), "source_slugs")
@@ -160,21 +158,22 @@ for (const target of TestDatabase.targets()) {
             const client = yield* connect(generation, web, yield* principalWith(["market_data:read"]))
             const first = yield* client.call("service_market_search_suppliers", { ...searchArgs, limit: 1 })
             assert.isFalse(first.isError)
-            const page = decode(SearchResult, first.structuredContent)
-            assert.deepStrictEqual(first.text, first.structuredContent)
+            // One JSON text block, nothing beside it (decision 0074).
+            assert.isUndefined(first.structuredContent)
+            const page = decode(SearchResult, first.text)
             assert.strictEqual(page.shown, 1)
             assert.isTrue(page.has_more)
             const cursor = page.page.nextCursor ?? ""
-            assert.strictEqual(page.next_action, `call again with the same arguments and cursor=${cursor} to read more`)
+            assert.strictEqual(page.next_action, "call again with the same arguments and cursor set to page.nextCursor to read more")
             const second = decode(
               SearchResult,
-              (yield* client.call("service_market_search_suppliers", { ...searchArgs, limit: 1, cursor })).structuredContent
+              (yield* client.call("service_market_search_suppliers", { ...searchArgs, limit: 1, cursor })).text
             )
             assert.notStrictEqual(second.results[0]?.record_fingerprint, page.results[0]?.record_fingerprint)
 
             const got = yield* client.call("service_market_get_supplier", { record_ref: page.results[0]?.record_ref ?? "" })
             assert.isFalse(got.isError)
-            const single = decode(SingleResult, got.structuredContent)
+            const single = decode(SingleResult, got.text)
             assert.strictEqual(single.results.record_fingerprint, page.results[0]?.record_fingerprint)
             assert.strictEqual(single.shown, 1)
             assert.strictEqual(single.next_action, "done")
@@ -184,33 +183,33 @@ for (const target of TestDatabase.targets()) {
           Effect.gen(function*() {
             const web = yield* handlerWith()
             const client = yield* connect(generation, web, yield* principalWith(["market_data:read"]))
-            const search = decode(SearchResult, (yield* client.call("service_market_search_suppliers", searchArgs)).structuredContent)
+            const search = decode(SearchResult, (yield* client.call("service_market_search_suppliers", searchArgs)).text)
             const refused = yield* client.call("service_market_get_supplier", { record_ref: tamper(search.results[0]?.record_ref ?? "") })
             assert.isTrue(refused.isError)
-            const body = decodeExact(Refusal, refused.structuredContent)
+            const body = decodeExact(Refusal, refused.text)
             assert.match(body.request_id, /^req_/)
             assert.strictEqual(body.market_data.semantic_code, "invalid_record_ref")
             assert.strictEqual(body.market_data.recovery.action, "search_again")
             assert.isNotEmpty(body.market_data.suggested_correction)
-            // A model reading text only sees the same body, suggested_correction included.
-            assert.deepStrictEqual(refused.text, refused.structuredContent)
+            // The text is the whole answer: no structured copy beside it.
+            assert.isUndefined(refused.structuredContent)
           }))
 
         it.scoped("structural refusals come from the operation's own decode: unknown property, closed set, canonical-only field", () =>
           Effect.gen(function*() {
             const web = yield* handlerWith()
             const client = yield* connect(generation, web, yield* principalWith(["market_data:read"]))
-            const unknown = decodeExact(Refusal, (yield* client.call("service_market_search_suppliers", { ...searchArgs, colour: "blue" })).structuredContent)
+            const unknown = decodeExact(Refusal, (yield* client.call("service_market_search_suppliers", { ...searchArgs, colour: "blue" })).text)
             assert.strictEqual(unknown.market_data.semantic_code, "invalid_field_value")
             assert.strictEqual(unknown.market_data.field, "colour")
             const closed = decode(
               Refusal,
-              (yield* client.call("service_market_search_suppliers", { ...searchArgs, query: "oro", query_mode: "fuzzy" })).structuredContent
+              (yield* client.call("service_market_search_suppliers", { ...searchArgs, query: "oro", query_mode: "fuzzy" })).text
             )
             assert.deepStrictEqual(closed.market_data.allowed_values, ["auto", "exact_phrase", "all_terms", "any_terms"])
             const canonical = decode(
               Refusal,
-              (yield* client.call("service_market_search_suppliers", { ...searchArgs, source_slugs: ["denue"] })).structuredContent
+              (yield* client.call("service_market_search_suppliers", { ...searchArgs, source_slugs: ["denue"] })).text
             )
             assert.strictEqual(canonical.market_data.field, "source_slugs")
           }))
@@ -219,9 +218,11 @@ for (const target of TestDatabase.targets()) {
           Effect.gen(function*() {
             const web = yield* handlerWith()
             const outsider = yield* connect(generation, web, yield* principalWith(["commercial:read"]))
+            // Not listed for it (decision 0074), yet a call is answered with the refusal that says what is missing.
+            assert.deepStrictEqual(outsider.tools.map((tool) => tool.name), [])
             const forbidden = yield* outsider.call("service_market_search_suppliers", searchArgs)
             assert.isTrue(forbidden.isError)
-            const body = decodeExact(OtherError, forbidden.structuredContent)
+            const body = decodeExact(OtherError, forbidden.text)
             assert.strictEqual(body.code, "FORBIDDEN")
             assert.strictEqual(body.reason, "missing_scope")
             assert.deepStrictEqual(body.required_scopes, ["market_data:read", "context:read"])
@@ -276,7 +277,7 @@ for (const target of TestDatabase.targets()) {
         assert.isFalse((yield* client.call("service_market_capabilities", {})).isError)
         const limited = yield* client.call("service_market_capabilities", {})
         assert.isTrue(limited.isError)
-        const body = decodeExact(OtherError, limited.structuredContent)
+        const body = decodeExact(OtherError, limited.text)
         assert.strictEqual(body.code, "RATE_LIMITED")
         assert.isAtLeast(body.retry_after_seconds ?? 0, 1)
         assert.isAtMost(body.retry_after_seconds ?? 0, 60)
@@ -293,7 +294,7 @@ for (const target of TestDatabase.targets()) {
         const client = yield* connect("1.x", web, yield* principalWith(["market_data:read"]))
         assert.deepStrictEqual(client.tools.map((tool) => tool.name), ["service_market_broken"])
         const result = yield* client.call("service_market_broken", {})
-        const body = decodeExact(OtherError, result.structuredContent)
+        const body = decodeExact(OtherError, result.text)
         assert.strictEqual(body.code, "INTERNAL")
         assert.match(body.request_id, /^req_/)
         assert.notInclude(JSON.stringify(result), "secret")
@@ -306,11 +307,11 @@ for (const target of TestDatabase.targets()) {
         const served = Operation.servedOn(Operations.group, "mcp").map((op) => Operation.toolName("acme", "market", op.name))
         assert.deepStrictEqual(client.tools.map((tool) => tool.name).sort(), [...served].sort())
         const capabilities = decode(
-          Schema.Struct({ structuredContent: CapabilitiesResult }),
-          { structuredContent: (yield* client.call("acme_market_capabilities", {})).structuredContent }
+          Schema.Struct({ text: CapabilitiesResult }),
+          { text: (yield* client.call("acme_market_capabilities", {})).text }
         )
         assert.deepStrictEqual(
-          capabilities.structuredContent.results.operations.map((op) => op.mcpTool),
+          capabilities.text.results.operations.map((op) => op.mcpTool),
           served
         )
       }))
@@ -380,7 +381,7 @@ for (const target of TestDatabase.targets()) {
             const answered = yield* messagesOf(yield* Effect.promise(() => web.handle(post(toolCall(1, "service_market_search_suppliers", { ...searchArgs, query })), principal)))
             const result = answered[0]?.result
             assert.strictEqual(result?.isError, true, query)
-            const refusal = decodeExact(Refusal, result?.structuredContent)
+            const refusal = decodeExact(Refusal, result?.content[0].text)
             assert.strictEqual(refusal.market_data.semantic_code, "invalid_field_value", query)
             assert.strictEqual(refusal.market_data.field, "query", query)
           }
@@ -419,14 +420,14 @@ for (const target of TestDatabase.targets()) {
           for (const message of answered) assert.notStrictEqual(message.result?.isError, true)
           // Each call ran on its own: its own request id.
           const requestIds = answered.map((message) =>
-            Schema.decodeUnknownSync(Schema.Struct({ requestId: Schema.String }))(message.result?.structuredContent).requestId
+            Schema.decodeUnknownSync(Schema.Struct({ requestId: Schema.String }))(message.result?.content[0].text).requestId
           )
           assert.strictEqual(new Set(requestIds).size, 3)
           assert.strictEqual(yield* meteredUnits(reader), 3)
 
           const outsider = yield* principalWith(["commercial:read"])
           const forbidden = yield* messagesOf(yield* Effect.promise(() => web.handle(post(batch), outsider)))
-          assert.deepStrictEqual(forbidden.map((message) => decodeExact(OtherError, message.result?.structuredContent).code), [
+          assert.deepStrictEqual(forbidden.map((message) => decodeExact(OtherError, message.result?.content[0].text).code), [
             "FORBIDDEN",
             "FORBIDDEN",
             "FORBIDDEN"
@@ -435,7 +436,7 @@ for (const target of TestDatabase.targets()) {
           const limitedWeb = yield* handlerWith().pipe(Effect.provide(Layer.effect(RateLimiter.RateLimiter, RateLimiter.makeSql(2))))
           const limitedReader = yield* principalWith(["market_data:read"])
           const limited = yield* messagesOf(yield* Effect.promise(() => limitedWeb.handle(post(batch), limitedReader)))
-          const codes = limited.map((message) => message.result?.isError === true ? decodeExact(OtherError, message.result.structuredContent).code : "ok")
+          const codes = limited.map((message) => message.result?.isError === true ? decodeExact(OtherError, message.result.content[0].text).code : "ok")
           assert.deepStrictEqual(codes.sort(), ["RATE_LIMITED", "ok", "ok"])
           assert.strictEqual(yield* meteredUnits(limitedReader), 2)
         }))

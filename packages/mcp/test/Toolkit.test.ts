@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { fromJsonSchema } from "@modelcontextprotocol/server"
-import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv"
+import { Forbidden } from "@service/core/AuthError"
 import { CredentialId, WorkspaceId, WorkspaceSlug } from "@service/core/Ids"
 import * as Meter from "@service/core/Meter"
 import * as Operation from "@service/core/Operation"
@@ -142,7 +142,6 @@ const ErrorBody = Schema.Struct({
   required_scopes: Schema.optional(Schema.Array(Schema.String)),
   toy: Schema.optional(Schema.Struct({ code: Schema.String, why: Schema.String, suggested_correction: Schema.String }))
 })
-const OutputSchema = Schema.Struct({ anyOf: Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown })) })
 
 const decodeError = Schema.decodeUnknownSync(ErrorBody, { onExcessProperty: "error" })
 
@@ -167,16 +166,68 @@ describe("Toolkit", () => {
       const [findTool, wipeTool] = kit.tools
       assert.deepStrictEqual(findTool?.annotations, { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false })
       assert.deepStrictEqual(wipeTool?.annotations, { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false })
-      assert.deepStrictEqual(findTool?.meta, { "service/metered": true, "service/operation": "find_words" })
-      assert.deepStrictEqual(wipeTool?.meta, { "service/metered": false, "service/operation": "wipe" })
+      assert.deepStrictEqual(findTool?.meta, { "service/metered": true })
+      assert.deepStrictEqual(wipeTool?.meta, {})
       assert.isTrue(findTool?.envelope)
       assert.isFalse(wipeTool?.envelope)
+      // No `additionalProperties: false`: the operation's decode refuses unknown arguments anyway, naming them.
       assert.deepStrictEqual(findTool?.inputSchema, {
         type: "object",
         required: ["word"],
-        properties: { word: { type: "string" } },
-        additionalProperties: false
+        properties: { word: { type: "string" } }
       })
+    }))
+
+  it.effect("input schemas keep real titles and descriptions, not the names Effect gives its own filters", () =>
+    Effect.gen(function*() {
+      const { layer } = yield* ports(100)
+      const annotated = Operation.make({
+        ...wipe,
+        name: "annotated",
+        input: Schema.Struct({
+          query: Schema.String.pipe(Schema.maxLength(200)).annotations({ description: "Words to find." }),
+          name: Schema.NullOr(Schema.Trim),
+          limit: Schema.Int.pipe(Schema.between(1, 50)),
+          tags: Schema.Array(Schema.String.pipe(Schema.pattern(/^[a-z]+$/))).pipe(Schema.maxItems(3)),
+          kind: Schema.Literal("a", "b").annotations({ title: "Kind of thing" })
+        }),
+        modelInput: undefined
+      })
+      const kit = yield* Toolkit.make({ groups: [{ ...group, operations: [annotated] }] }).pipe(Effect.provide(layer))
+      const schema = kit.tools[0]?.inputSchema
+      const text = JSON.stringify(schema)
+      assert.notMatch(text, /"title":"[A-Za-z]+\(/, text)
+      assert.notInclude(text, "a string that will be trimmed")
+      assert.notInclude(text, "character(s)")
+      assert.notInclude(text, "\"title\":\"Trimmed\"")
+      assert.deepStrictEqual(schema?.["properties"], {
+        query: { type: "string", description: "Words to find.", maxLength: 200 },
+        name: { type: ["string", "null"] },
+        limit: { type: "integer", minimum: 1, maximum: 50 },
+        tags: { type: "array", items: { type: "string", pattern: "^[a-z]+$" }, maxItems: 3 },
+        kind: { enum: ["a", "b"], title: "Kind of thing" }
+      })
+    }))
+
+  it.effect("lists for a principal only the tools its scopes and the declared rule allow", () =>
+    Effect.gen(function*() {
+      const { layer } = yield* ports(100)
+      const ownersOnly = Operation.make({
+        ...wipe,
+        name: "owners_only",
+        authorize: (principal) =>
+          principal.role === "owner" ? Effect.void : Effect.fail(new Forbidden({ reason: "role_required", detail: "Owners only." }))
+      })
+      const kit = yield* Toolkit.make({ groups: [{ ...group, operations: [find, wipe, ownersOnly] }] }).pipe(Effect.provide(layer))
+      const names = (principal: Principal) => kit.listedFor(principal).map((tool) => tool.name)
+      assert.deepStrictEqual(names(principalWith(["market_data:read"])), ["service_toy_find_words"])
+      assert.deepStrictEqual(names(reader), ["service_toy_find_words", "service_toy_wipe"])
+      const owner = new Principal({ ...reader, role: "owner" })
+      assert.deepStrictEqual(names(owner), ["service_toy_find_words", "service_toy_wipe", "service_toy_owners_only"])
+      // A tool left out of the listing still answers: the refusal names what is missing.
+      const refused = yield* kit.call("service_toy_owners_only", {}, reader)
+      assert.isTrue(refused.isError)
+      assert.strictEqual(decodeError(refused.json).reason, "role_required")
     }))
 
   it.effect("runs calls through Operation.execute: tool fields on envelopes, other outputs as they are, metering", () =>
@@ -184,17 +235,18 @@ describe("Toolkit", () => {
       const { layer, units } = yield* ports(100)
       const kit = yield* Toolkit.make({ groups: [group] }).pipe(Effect.provide(layer))
       const found = yield* kit.call("service_toy_find_words", { word: "hola" }, reader)
-      assert.deepStrictEqual(found.structuredContent, {
+      assert.deepStrictEqual(found.json, {
         results: ["hola", "hola"],
         page: { returned: 2, hasMore: true, nextCursor: "c2" },
         shown: 2,
         has_more: true,
-        next_action: "call again with the same arguments and cursor=c2 to read more"
+        next_action: "call again with the same arguments and cursor set to page.nextCursor to read more"
       })
       assert.isUndefined(found.isError)
-      assert.deepStrictEqual(found.content, [{ type: "text", text: JSON.stringify(found.structuredContent) }])
+      assert.deepStrictEqual(found.content, [{ type: "text", text: JSON.stringify(found.json) }])
+      assert.notProperty(found, "structuredContent")
       const wiped = yield* kit.call("service_toy_wipe", {}, reader)
-      assert.deepStrictEqual(wiped.structuredContent, { wiped: 3 })
+      assert.deepStrictEqual(wiped.json, { wiped: 3 })
       // find_words is metered, wipe is not.
       assert.strictEqual(yield* units, 1)
     }))
@@ -206,27 +258,27 @@ describe("Toolkit", () => {
 
       const refused = yield* kit.call("service_toy_find_words", { word: "gone" }, reader)
       assert.isTrue(refused.isError)
-      const refusal = decodeError(refused.structuredContent)
+      const refusal = decodeError(refused.json)
       assert.strictEqual(refusal.code, "VALIDATION_FAILED")
       assert.strictEqual(refusal.message, "That word is gone.")
       assert.deepStrictEqual(refusal.toy, { code: "gone", why: "That word is gone.", suggested_correction: "Send another word." })
       assert.match(refusal.request_id, /^req_/)
 
-      const structural = decodeError((yield* kit.call("service_toy_find_words", { word: "x", extra: 1 }, reader)).structuredContent)
+      const structural = decodeError((yield* kit.call("service_toy_find_words", { word: "x", extra: 1 }, reader)).json)
       assert.strictEqual(structural.toy?.code, "bad_value")
 
-      const forbidden = decodeError((yield* kit.call("service_toy_wipe", {}, principalWith(["market_data:read"]))).structuredContent)
+      const forbidden = decodeError((yield* kit.call("service_toy_wipe", {}, principalWith(["market_data:read"]))).json)
       assert.strictEqual(forbidden.code, "FORBIDDEN")
       assert.strictEqual(forbidden.reason, "missing_scope")
       assert.deepStrictEqual(forbidden.required_scopes, ["topics:write"])
       assert.include(forbidden.message, "needs the scope topics:write")
 
       const defect = yield* kit.call("service_toy_find_words", { word: "boom" }, reader)
-      assert.strictEqual(decodeError(defect.structuredContent).code, "INTERNAL")
+      assert.strictEqual(decodeError(defect.json).code, "INTERNAL")
       assert.notInclude(JSON.stringify(defect), "secret")
 
       // Every call that passed the scope check consumed the limiter (3 so far, the forbidden one did not): the next is refused.
-      const limited = decodeError((yield* kit.call("service_toy_wipe", {}, reader)).structuredContent)
+      const limited = decodeError((yield* kit.call("service_toy_wipe", {}, reader)).json)
       assert.strictEqual(limited.code, "RATE_LIMITED")
       assert.strictEqual(limited.retry_after_seconds, 42)
       assert.strictEqual(yield* units, 0)
@@ -258,21 +310,12 @@ describe("SDK facts behind the design", () => {
       assert.deepStrictEqual(rejected.issues?.map((issue) => issue.message), ["data must NOT have additional properties"])
     }))
 
-  it.effect("the 1.x client's validator accepts error results against the output schema, not against the success shape alone", () =>
-    Effect.gen(function*() {
-      const { layer } = yield* ports(100)
-      const kit = yield* Toolkit.make({ groups: [group] }).pipe(Effect.provide(layer))
-      const tool = kit.tools[0]
-      assert.isDefined(tool)
-      if (tool === undefined) return
-      const refused = (yield* kit.call(tool.name, { word: "gone" }, reader)).structuredContent
-      const success = (yield* kit.call(tool.name, { word: "hola" }, reader)).structuredContent
-      const ajv = new AjvJsonSchemaValidator()
-      const validate = ajv.getValidator(tool.outputSchema)
-      assert.isTrue(validate(refused).valid)
-      assert.isTrue(validate(success).valid)
-      // What 1.32 threw before (-32602 "Structured content does not match the tool's output schema").
-      const [successOnly] = Schema.decodeUnknownSync(OutputSchema)(tool.outputSchema).anyOf
-      assert.isFalse(ajv.getValidator({ ...successOnly })(refused).valid)
-    }))
+  it("the concise description is the first paragraph and the codes of the operation's own refusals", () => {
+    assert.strictEqual(
+      Toolkit.conciseDescription("Finds words.\n\nMore detail for HTTP readers.", ["gone", "invalid_field_value", "word_not_found", "bad_value"]),
+      "Finds words. Refuses: gone, bad_value."
+    )
+    // A code the text already names is not repeated; with none left, no suffix.
+    assert.strictEqual(Toolkit.conciseDescription("Refused with gone when it is gone.", ["gone"]), "Refused with gone when it is gone.")
+  })
 })

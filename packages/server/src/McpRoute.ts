@@ -18,6 +18,7 @@ import * as McpHandler from "@service/mcp/McpHandler"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as McpInstructions from "./McpInstructions.js"
 
 /** The server name MCP clients see, on HTTP and stdio alike: one server, two transports. @since 0.1.0 @category constants */
 export const serverInfo = { name: "service", version: "0.1.0" } as const
@@ -34,11 +35,16 @@ const credentialOf = (headers: Readonly<Record<string, string | undefined>>): Op
 }
 
 /**
- * The handler options for an application: its groups and its bundles' methods.
+ * The handler options for an application: its groups, its bundles' methods and the agents' instructions.
  *
  * @since 0.1.0 @category options
  */
-export const handlerOptions = <S, E, D, R>(app: App.Application<S, E, D, R>) => ({ ...serverInfo, groups: app.groups, methods: app.methods })
+export const handlerOptions = <S, E, D, R>(app: App.Application<S, E, D, R>) => ({
+  ...serverInfo,
+  instructions: McpInstructions.instructions,
+  groups: app.groups,
+  methods: app.methods
+})
 
 /**
  * How `/mcp` is listed in OpenAPI: not a REST route, the endpoint MCP clients connect to.

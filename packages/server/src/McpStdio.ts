@@ -97,7 +97,7 @@ const StderrLogger = Logger.replace(Logger.defaultLogger, Logger.prettyLogger({ 
 
 /**
  * {@link serve} over the configured database (migrated on start) as a process's main program; a failure is one
- * line on stderr that says what to change. Run it with {@link runMain}.
+ * line on stderr that says what to change, and the answer to the client's first request. Run it with {@link runMain}.
  *
  * @since 0.1.0 @category programs
  */
@@ -105,8 +105,14 @@ export const make = <S, E, D, R>(app: App.Application<S, E, D, R>) =>
   serve(app).pipe(
     Effect.scoped,
     Effect.provide(app.layerFromConfig()),
+    // The reason goes to stderr and to the client: its first request is answered with a JSON-RPC error naming it,
+    // so it does not only see "Connection closed" (a locked data folder, an unknown key).
     Effect.tapErrorCause((cause) =>
-      Cause.isInterruptedOnly(cause) ? Effect.void : Effect.logError(`mcp-stdio stopped: ${describe(Cause.squash(cause))}`)
+      Cause.isInterruptedOnly(cause) ? Effect.void : Effect.gen(function*() {
+        const reason = describe(Cause.squash(cause))
+        yield* Effect.logError(`mcp-stdio stopped: ${reason}`)
+        yield* McpHandler.refuseStdio(reason)
+      })
     ),
     Effect.provide(StderrLogger)
   )

@@ -50,8 +50,9 @@ export const harness = (target: TestDatabase.TestDatabaseTarget, generation: Gen
             if (group === undefined) return yield* Effect.dieMessage(`No group ${groupName}`)
             const result = yield* clients[where][as].call(Operation.toolName("service", group.mcp.namespace, operation), input)
             const raw = JSON.stringify(result)
-            const structured = result.structuredContent
-            if (!Predicate.isRecord(structured)) return yield* Effect.dieMessage(`No structured content: ${JSON.stringify(result)}`)
+            // The answer is the JSON of the one text block (decision 0074).
+            const structured = result.text
+            if (!Predicate.isRecord(structured)) return yield* Effect.dieMessage(`No JSON text: ${JSON.stringify(result)}`)
             if (result.isError && structured["code"] === "FORBIDDEN") {
               return { _tag: "Denied", status: undefined, reason: structured["reason"], raw } satisfies Conformance.Outcome
             }
