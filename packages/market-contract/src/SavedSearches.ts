@@ -173,11 +173,19 @@ const toView = (row: typeof Row.Type): SavedSearchView => ({
   created_at: row.created_at
 })
 
-/** A market refusal of the saved criteria, as this group's refusal. */
-const fromMarket = (refusal: MarketDataRefusal): SavedSearchRefusal =>
-  codeRules[refusal.semanticCode].retryable
-    ? refuse("saved_searches_unavailable", refusal.why, refusal.suggestedCorrection)
-    : refuse("criteria_refused", `${refusal.semanticCode}: ${refusal.why}`, refusal.suggestedCorrection, { field: `criteria${refusal.field === undefined ? "" : `.${refusal.field}`}` })
+/**
+ * A market refusal of the saved criteria, as this group's refusal, keeping the search's recovery: criteria too broad
+ * to save are `criteria_refused` (narrow the query); a wrong value in them (an unknown state, mark kind or filter
+ * value) is `invalid_field_value` naming the field (fix the arguments), not advice to narrow.
+ */
+const fromMarket = (refusal: MarketDataRefusal): SavedSearchRefusal => {
+  const rule = codeRules[refusal.semanticCode]
+  if (rule.retryable) return refuse("saved_searches_unavailable", refusal.why, refusal.suggestedCorrection)
+  const field = { field: `criteria${refusal.field === undefined ? "" : `.${refusal.field}`}` }
+  return rule.action === "narrow_query"
+    ? refuse("criteria_refused", `${refusal.semanticCode}: ${refusal.why}`, refusal.suggestedCorrection, field)
+    : refuse("invalid_field_value", `${refusal.semanticCode}: ${refusal.why}`, refusal.suggestedCorrection, field)
+}
 
 /** @since 0.1.0 @category constructors */
 export const make = Effect.gen(function*() {

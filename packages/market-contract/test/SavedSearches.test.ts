@@ -17,6 +17,7 @@ import * as Schema from "effect/Schema"
 import * as MarketLayer from "../src/MarketLayer.js"
 import * as Opportunities from "../src/Opportunities.js"
 import * as SavedSearches from "../src/SavedSearches.js"
+import * as SavedSearchRefusal from "../src/SavedSearchRefusal.js"
 import * as SavedSearchMigrations from "../src/SavedSearchMigrations.js"
 
 const migrations = [CoreMigrations.migrations, MarketMigrations.migrations, EventsMigrations.migrations, SavedSearchMigrations.migrations]
@@ -91,6 +92,13 @@ for (const target of TestDatabase.targets()) {
         assert.strictEqual(yield* refusalCode(saved.create(principal, { name: "x", kind: "opportunities", criteria: { ...GACM, limit: 5 } })), "invalid_field_value")
         assert.strictEqual(yield* refusalCode(saved.create(principal, { name: "x", kind: "awards", criteria: { bogus: 1 } })), "invalid_field_value")
         assert.strictEqual(yield* refusalCode(saved.create(principal, { name: "x", kind: "risks", criteria: { mark_kinds: ["embargo"] } })), "criteria_refused")
+        // A wrong value in the criteria is fixed, not narrowed: the field is named and the recovery is fix_arguments.
+        const unknownState = yield* Effect.flip(saved.create(principal, { name: "x", kind: "opportunities", criteria: { ...GACM, state: "Narnia" } }))
+        assert.strictEqual(unknownState.code, "invalid_field_value")
+        assert.strictEqual(unknownState.field, "criteria.state")
+        assert.include(unknownState.why, "unknown_state")
+        assert.strictEqual(SavedSearchRefusal.codec.rules[unknownState.code].action, "fix_arguments")
+        assert.strictEqual(SavedSearchRefusal.codec.rules["criteria_refused"].action, "narrow_query")
         assert.deepStrictEqual(yield* saved.list(principal.workspace.id), [])
       }))
 
