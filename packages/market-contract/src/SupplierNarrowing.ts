@@ -145,14 +145,19 @@ const resolveMunicipality = (
     return {
       name: best.name,
       codes,
-      normalization: best.name === raw && where === ""
-        ? undefined
-        : {
-          field: "municipality",
-          from: raw,
-          to: `${best.name}${where}`,
-          reason: exact ? "municipality name matched ignoring accents and case" : "closest municipality spelling in the national catalog"
-        }
+      // Always said, as for a state: even the catalog's exact spelling was resolved to municipality codes.
+      normalization: {
+        field: "municipality",
+        from: raw,
+        to: `${best.name}${where}`,
+        reason: `${
+          best.name === raw
+            ? "municipality name"
+            : exact
+            ? "municipality name matched ignoring accents and case"
+            : "closest municipality spelling in the national catalog"
+        }, resolved to catalog code${codes.length === 1 ? "" : "s"} ${codes.join(", ")}`
+      }
     }
   })
 

@@ -14,6 +14,7 @@ import * as Layer from "effect/Layer"
 import * as MarketLayer from "../src/MarketLayer.js"
 import type { MarketDataRefusal } from "../src/MarketError.js"
 import * as Operations from "../src/Operations.js"
+import * as SupplierCount from "../src/SupplierCount.js"
 import * as Suppliers from "../src/Suppliers.js"
 
 const refusalCode = <A, R>(effect: Effect.Effect<A, MarketDataRefusal, R>) =>
@@ -80,6 +81,18 @@ for (const target of TestDatabase.targets()) {
         // The six API-layout restaurants in Benito Juárez are CDMX observations.
         assert.isTrue(envelope.results.some((row) => row.municipality?.code === "09014"))
         assert.strictEqual(yield* refusalCode(Suppliers.searchSuppliers({ state: "Distrto Federall" })), "unknown_state")
+      }))
+
+    it.effect("says that a state name, even spelled exactly, was resolved to its code; the code alone needs nothing said", () =>
+      Effect.gen(function*() {
+        // The spec's own example of a normalization: "Zacatecas" is read as 32.
+        const zacatecas = { field: "state", from: "Zacatecas", to: "32 Zacatecas", reason: "state name resolved to its official code" }
+        const searched = yield* Suppliers.searchSuppliers({ state: "Zacatecas", limit: 1 })
+        assert.deepStrictEqual(searched.interpretedRequest.normalizations, [zacatecas])
+        const counted = yield* SupplierCount.countSuppliers({ state: "Zacatecas" })
+        assert.deepStrictEqual(counted.interpretedRequest.normalizations, [zacatecas])
+        const byCode = yield* Suppliers.searchSuppliers({ state: "32", limit: 1 })
+        assert.deepStrictEqual(byCode.interpretedRequest.normalizations, [])
       }))
 
     it.effect("validates RFCs before reading", () =>

@@ -204,6 +204,9 @@ for (const target of TestDatabase.targets()) {
         assert.isAbove(jalisco.results.length, 0)
         assert.isTrue(jalisco.results.every((r) => r.state?.code === "14"))
         assert.deepStrictEqual(jalisco.interpretedRequest.normalizations.map((n) => n.field), ["state"])
+        // The exact name is resolved to its code too, and says so.
+        const exact = yield* Opportunities.search({ state: "Jalisco", limit: 1 })
+        assert.deepStrictEqual(exact.interpretedRequest.normalizations.map((n) => [n.field, n.from, n.to]), [["state", "Jalisco", "14 Jalisco"]])
         assert.strictEqual(yield* refusalCode(Opportunities.search({ state: "Narnia" })), "unknown_state")
       }))
 

@@ -86,15 +86,19 @@ export const resolveStateInput = (input: string): Effect.Effect<ResolvedState, M
   }
   return Effect.succeed({
     code: resolved.code,
-    normalization: resolved.name === input ? undefined : {
+    // Every state the caller did not write as its code is resolved to one, the exact name included (the spec's own
+    // example: "Zacatecas" is read as 32); the code alone needs nothing said.
+    normalization: input === resolved.code ? undefined : {
       field: "state",
       from: input,
       to: `${resolved.code} ${resolved.name}`,
       reason: resolved.matchedBy === "alias"
-        ? "recognized state alias"
+        ? "recognized state alias, resolved to its official code"
         : resolved.matchedBy === "code"
         ? "official state code"
-        : "state name matched ignoring accents and case"
+        : resolved.name === input
+        ? "state name resolved to its official code"
+        : "state name matched ignoring accents and case, resolved to its official code"
     },
     alias: resolved.matchedBy === "alias" ? input : undefined
   })
