@@ -14,6 +14,9 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { ensureDemo } from "@service/server/Demo"
+import { spawn } from "node:child_process"
+import { readFileSync } from "node:fs"
+import { fileURLToPath } from "node:url"
 import { jsonOf, rest, Running, serverOn } from "./support/Rest.js"
 import { answerOf } from "./support/McpResult.js"
 
@@ -161,6 +164,77 @@ for (const target of TestDatabase.targets()) {
         const list = yield* rest(port, "GET", "/api/v1/workspaces/demo/watchers?limit=5", { "x-api-key": OWNER_KEY })
         assert.strictEqual(list.status, 200)
         assert.isDefined(list.headers["deprecation"])
+      }), 0)
+
+    it.effect("action routes need no body: no content type and no body, or an empty JSON body, is {}", () =>
+      Effect.gen(function*() {
+        const { port } = yield* Running
+        const bare = (path: string, headers: Readonly<Record<string, string>> = {}) =>
+          Effect.map(rest(port, "POST", api(path), { "x-api-key": OWNER_KEY, ...headers }), (answer) => {
+            assert.strictEqual(answer.status, 200, `POST ${path}: ${answer.text.slice(0, 400)}`)
+            return jsonOf(answer.text)
+          })
+        const topic = yield* create({ title: "Bodiless actions", body: "Every action without a body." })
+        const status = (value: unknown) => Schema.decodeUnknownSync(Topic)(value).status
+        assert.strictEqual(status(yield* bare(`/topics/${topic.id}/propose`)), "proposed")
+        assert.strictEqual(status(yield* bare(`/topics/${topic.id}/reject`, { "content-type": "application/json" })), "draft")
+        assert.strictEqual(status(yield* bare(`/topics/${topic.id}/approve`, { "content-length": "0" })), "reviewed")
+        const edit = yield* call(Schema.Struct({ id: Schema.String }), 200, "POST", api(`/topics/${topic.id}/proposals`), MEMBER_KEY, {
+          summary: "Shorter",
+          patch: { body: "Short." }
+        })
+        const rejected = yield* bare(`/topics/${topic.id}/proposals/${edit.id}/reject`)
+        assert.strictEqual(Schema.decodeUnknownSync(Schema.Struct({ status: Schema.String }))(rejected).status, "closed")
+        // A body with content is still checked: an unknown field is refused.
+        const refused = yield* rest(port, "POST", api(`/topics/${topic.id}/archive`), { "x-api-key": OWNER_KEY, "content-type": "application/json" }, JSON.stringify({ bogus: true }))
+        assert.strictEqual(refused.status, 400, refused.text)
+        assert.strictEqual(status(yield* bare(`/topics/${topic.id}/archive`)), "archived")
+      }), 0)
+
+    it.effect("a share link answers the path that serves the page, and its full URL", () =>
+      Effect.gen(function*() {
+        const { baseUrl, port } = yield* Running
+        const topic = yield* create({ title: "Shared page", body: "Shown to outsiders." })
+        const answer = yield* rest(port, "POST", api(`/topics/${topic.id}/share`), { "x-api-key": OWNER_KEY })
+        assert.strictEqual(answer.status, 200, answer.text)
+        const link = Schema.decodeUnknownSync(Schema.Struct({ token: Schema.String, path: Schema.String, url: Schema.String }))(jsonOf(answer.text))
+        assert.strictEqual(link.path, `/api/v1/s/${link.token}`)
+        assert.strictEqual(link.url, `${baseUrl}${link.path}`)
+        const page = yield* rest(port, "GET", link.path)
+        assert.strictEqual(page.status, 200)
+        assert.include(page.text, "Shared page")
+        const raw = yield* Effect.promise(() => fetch(`${link.url}/raw`).then((r) => r.text()))
+        assert.include(raw, "Shown to outsiders.")
+      }), 0)
+
+    it.effect("the curl walkthrough of docs/topics.md runs as written", () =>
+      Effect.gen(function*() {
+        const { baseUrl } = yield* Running
+        const doc = readFileSync(fileURLToPath(new URL("../../../docs/topics.md", import.meta.url)), "utf8")
+        const section = doc.split("\n## ").find((part) => part.startsWith("Walkthrough with curl")) ?? ""
+        const blocks = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1] ?? "")
+        assert.isAtLeast(blocks.length, 3)
+        // The line that sets BASE and KEY is the reader's; the test sets them to the server under test.
+        const script = blocks.join("\n").split("\n").filter((line) => !line.startsWith("export BASE=")).join("\n")
+        const run = yield* Effect.promise(() =>
+          new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+            const child = spawn("bash", ["-euo", "pipefail", "-c", script], { env: { PATH: process.env["PATH"] ?? "", BASE: baseUrl, KEY: OWNER_KEY } })
+            let stdout = ""
+            let stderr = ""
+            child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")))
+            child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
+            child.on("close", (code) => resolve({ code, stdout, stderr }))
+          })
+        )
+        assert.strictEqual(run.code, 0, `${run.stdout}\n${run.stderr}`)
+        // What each commented line says it prints, in order.
+        const lines = run.stdout.split("\n")
+        let at = 0
+        for (const expected of ["proposed", "reviewed", "merged", "Refund policy", "or as store credit", "true", "404"]) {
+          const found = lines.findIndex((line, i) => i >= at && line.includes(expected))
+          assert.isAtLeast(found, 0, `"${expected}" after line ${at} of:\n${run.stdout}`)
+          at = found
+        }
       }), 0)
 
     it.scoped("over MCP: approve and merge are refused to a key without a person and to a member, allowed to the owner", () =>

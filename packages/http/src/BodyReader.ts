@@ -10,7 +10,10 @@
  * - bytes that are not UTF-8, an empty body and malformed JSON are structural refusals (400), quoting at
  *   most a short excerpt; one leading UTF-8 byte order mark is ignored (RFC 8259 section 8.1);
  * - what no store can hold (a NUL, a lone surrogate) or nesting deeper than `Text.maxDepth` is a structural
- *   refusal: the handlers apply `@service/core/Text` to what this reads, as every surface does.
+ *   refusal: the handlers apply `@service/core/Text` to what this reads, as every surface does;
+ * - on a route whose input needs no body field (an action such as `POST /topics/<id>/approve`), an absent or empty
+ *   body is read as `{}`, with or without a content type ({@link readOptionalJson}, decision 0075); a body with
+ *   content is held to every rule above.
  *
  * @since 0.1.0
  */
@@ -195,3 +198,33 @@ export const readJson = (
     Effect.zipRight(readLimited(request, maxBytes)),
     Effect.flatMap(parseJson)
   )
+
+const isBlank = (bytes: Uint8Array): boolean => bytes.every((byte) => byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d)
+
+/**
+ * {@link readJson} for a route whose input needs no body field: an absent or empty (or blank) body is `{}`, whether
+ * or not a content type was sent, so `curl -X POST <url>` works; a body with content needs the JSON media type and
+ * is parsed as {@link readJson} parses it.
+ *
+ * @since 0.1.0 @category reading
+ */
+export const readOptionalJson = (
+  request: HttpServerRequest.HttpServerRequest,
+  maxBytes: number
+): Effect.Effect<unknown, BodyTooLarge | UnsupportedBody | MalformedBody, Scope.Scope> => {
+  const contentType = request.headers["content-type"]
+  const typed = contentType !== undefined && contentType.trim().length > 0
+  // A typed body is checked before a byte is read, as always; an untyped one is read (under the limit) to see
+  // whether it is empty, and refused as before when it is not.
+  const checked = typed ? checkHeaders(request.headers, maxBytes) : Effect.void
+  return checked.pipe(
+    Effect.zipRight(readBytes(request, maxBytes)),
+    Effect.flatMap((bytes): Effect.Effect<unknown, UnsupportedBody | MalformedBody> =>
+      isBlank(bytes)
+        ? Effect.succeed({})
+        : typed
+        ? parseJson(bytes)
+        : Effect.flatMap(checkHeaders(request.headers, maxBytes).pipe(Effect.catchTag("BodyTooLarge", () => Effect.void)), () => parseJson(bytes))
+    )
+  )
+}

@@ -77,7 +77,9 @@ const statusDocs = <R>(group: Operation.Group<R>, op: Operation.AnyOperation<R>,
   if (op.metered) add(402, "The workspace's insight credits do not cover this call (credits_exhausted); nothing was debited")
   if (body) {
     add(413, "The body is over the limit")
-    add(415, "The body is not uncompressed JSON sent as application/json")
+    add(415, Routes.bodyOptional(op)
+      ? "A body with content is not uncompressed JSON sent as application/json (an absent or empty body is read as {})"
+      : "The body is not uncompressed JSON sent as application/json")
   }
   return new Map([...docs].map(([status, lines]) => [status, `${lines.join("; ")}.`]))
 }
@@ -160,7 +162,8 @@ export const endpoint = <R>(
         responses,
         statuses: new Set(responses.keys()),
         badRequestSchema: structural === 400 ? `${codec.identifier}Refusal400` : undefined,
-        maxBodyBytes: body ? input.maxBodyBytes ?? Routes.defaultMaxBodyBytes : undefined
+        maxBodyBytes: body ? input.maxBodyBytes ?? Routes.defaultMaxBodyBytes : undefined,
+        bodyOptional: Routes.bodyOptional(op)
       })
     )
 }

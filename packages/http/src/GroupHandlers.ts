@@ -53,7 +53,8 @@ const inputOf = <R>(
   switch (input.kind) {
     case "body":
       // The path names the resource: its fields win over the same names in the body.
-      return BodyReader.readJson(request, route.maxBodyBytes ?? Routes.defaultMaxBodyBytes).pipe(
+      // A route that needs no body field takes an absent or empty body as `{}` (decision 0075).
+      return (route.bodyOptional ? BodyReader.readOptionalJson : BodyReader.readJson)(request, route.maxBodyBytes ?? Routes.defaultMaxBodyBytes).pipe(
         Effect.map((body) => Object.keys(bound).length === 0 || !Predicate.isRecord(body) ? body : { ...body, ...bound })
       )
     case "query":

@@ -24,6 +24,8 @@ export interface OperationDocs {
   /** The component name of the refusal schema answering 400. */
   readonly badRequestSchema: string | undefined
   readonly maxBodyBytes: number | undefined
+  /** The body may be left out (the input needs no body field): an absent or empty body is `{}`. */
+  readonly bodyOptional?: boolean | undefined
 }
 
 /**
@@ -61,10 +63,17 @@ export const operation = (docs: OperationDocs) => (op: Json): Json => {
   const result: Json = { ...op, responses: out }
   const body = op["requestBody"]
   if (Predicate.isRecord(body) && docs.maxBodyBytes !== undefined) {
-    result["requestBody"] = {
-      ...body,
-      description: `JSON (application/json, UTF-8, uncompressed), at most ${docs.maxBodyBytes} bytes.`
-    }
+    result["requestBody"] = docs.bodyOptional === true
+      ? {
+        ...body,
+        required: false,
+        description: `Optional: no field is needed, and an absent or empty body (with or without a content type) is read as {}. ` +
+          `A body with content is JSON (application/json, UTF-8, uncompressed), at most ${docs.maxBodyBytes} bytes.`
+      }
+      : {
+        ...body,
+        description: `JSON (application/json, UTF-8, uncompressed), at most ${docs.maxBodyBytes} bytes.`
+      }
   }
   return result
 }

@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import * as Operation from "@service/core/Operation"
+import * as InputShape from "./InputShape.js"
 
 /**
  * The body limit of a route that does not declare one.
@@ -29,6 +30,11 @@ export interface Route<R> {
   readonly params: ReadonlyArray<string>
   /** The body limit, for routes whose input is the body. */
   readonly maxBodyBytes: number | undefined
+  /**
+   * A body route whose input needs no body field (every field is bound by the path or optional): an absent or
+   * empty body is read as `{}` (decision 0075).
+   */
+  readonly bodyOptional: boolean
   readonly matches: (pathname: string) => boolean
 }
 
@@ -119,6 +125,20 @@ const decodeSegment = (segment: string): string => {
 }
 
 /**
+ * Whether a body route needs no body: every top-level field of its input is filled from the path or optional. Read
+ * from the declaration, so every action route of every domain (`approve`, `archive`, `merge`...) is found alike.
+ *
+ * @since 0.1.0 @category bodies
+ */
+export const bodyOptional = <R>(operation: Operation.AnyOperation<R>): boolean => {
+  const input = operation.http.input
+  if (input.kind !== "body") return false
+  const bound = Object.values(Operation.pathFields(input))
+  const properties = InputShape.propertiesOf(operation.input.ast)
+  return properties !== undefined && properties.every((p) => p.isOptional || bound.includes(String(p.name)))
+}
+
+/**
  * Builds the table of the groups' HTTP operations.
  *
  * @since 0.1.0 @category constructors
@@ -161,6 +181,7 @@ export const make = <R>(groups: ReadonlyArray<Operation.Group<R>>): Table<R> => 
           maxBodyBytes: operation.http.input.kind === "body"
             ? operation.http.input.maxBodyBytes ?? defaultMaxBodyBytes
             : undefined,
+          bodyOptional: bodyOptional(operation),
           matches: (pathname) => pattern.test(pathname)
         })
       }

@@ -35,6 +35,42 @@ layer(ToyServer.layer, { excludeTestServices: true })("handlers derived from a g
       assert.match(String(path.headers["x-request-id"]), /^req_/)
     }))
 
+  it.effect("a route whose input needs no body field takes an absent or empty body as {}; a body with content is held to the rules", () =>
+    Effect.gen(function*() {
+      const port = yield* RawHttp.port
+      const touch = (headers: Readonly<Record<string, string>>, body?: string) =>
+        RawHttp.send(port, { method: "POST", path: `${ToyServer.base}/items/a1/touch`, headers: { "x-api-key": ToyDomain.KEY, ...headers }, ...(body === undefined ? {} : { body }) })
+      const touched = { item_id: "a1", note: null }
+      // `curl -X POST <url>`: no content type, no body (and the same with content-length 0).
+      for (const [headers, body] of [[{}, undefined], [{ "content-length": "0" }, ""], [{ "content-type": "application/json" }, ""], [{ "content-type": "application/json" }, " \n"]] as const) {
+        const answer = yield* touch(headers, body)
+        assert.strictEqual(answer.status, 200, `${JSON.stringify(headers)}: ${answer.text}`)
+        assert.deepStrictEqual(answer.json, touched)
+      }
+      assert.deepStrictEqual((yield* touch({ "content-type": "application/json" }, "{}")).json, touched)
+      assert.deepStrictEqual((yield* touch({ "content-type": "application/json" }, JSON.stringify({ note: "seen" }))).json, { item_id: "a1", note: "seen" })
+      // A body with content: its media type, its JSON and its fields are checked as on any body route.
+      assert.strictEqual((yield* touch({}, JSON.stringify({ note: "seen" }))).status, 415)
+      assert.strictEqual((yield* touch({ "content-type": "text/plain" }, "")).status, 415)
+      assert.strictEqual((yield* touch({ "content-type": "application/json" }, "{")).status, 400)
+      assert.strictEqual((yield* touch({ "content-type": "application/json" }, JSON.stringify({ bogus: 1 }))).status, 400)
+      assert.strictEqual((yield* touch({ "content-type": "application/json" }, JSON.stringify({ note: "x".repeat(21) }))).status, 400)
+      // A route that needs a body field still refuses an empty one, naming it.
+      const echo = yield* RawHttp.send(port, { method: "POST", path: `${ToyServer.base}/echo`, headers: { "x-api-key": ToyDomain.KEY } })
+      assert.strictEqual(echo.status, 415)
+      const emptyEcho = yield* RawHttp.send(port, { method: "POST", path: `${ToyServer.base}/echo`, headers: { "x-api-key": ToyDomain.KEY, "content-type": "application/json" }, body: "" })
+      assert.strictEqual(emptyEcho.status, 400)
+      // OpenAPI says the body may be left out.
+      const spec = yield* get("/openapi.json")
+      const paths = Predicate.isRecord(spec.json) && Predicate.isRecord(spec.json["paths"]) ? spec.json["paths"] : {}
+      const route = paths["/api/v1/workspaces/{workspace}/toy/items/{itemId}/touch"]
+      const post = Predicate.isRecord(route) && Predicate.isRecord(route["post"]) ? route["post"] : {}
+      assert.isTrue(Predicate.isRecord(post["requestBody"]) && post["requestBody"]["required"] === false, JSON.stringify(post["requestBody"]))
+      const echoRoute = paths["/api/v1/workspaces/{workspace}/toy/echo"]
+      const echoPost = Predicate.isRecord(echoRoute) && Predicate.isRecord(echoRoute["post"]) ? echoRoute["post"] : {}
+      assert.isTrue(Predicate.isRecord(echoPost["requestBody"]) && echoPost["requestBody"]["required"] !== false)
+    }))
+
   it.effect("a deprecated path segment answers as the canonical one, with Deprecation and a Link to the canonical path", () =>
     Effect.gen(function*() {
       const canonical = yield* get(`${ToyServer.base}/items/b%201?verbose=yes`)

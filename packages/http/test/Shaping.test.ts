@@ -46,7 +46,8 @@ layer(ToyServer.layer, { excludeTestServices: true })("answers shaped by the API
           { operation: "list_items", method: "GET", path: "/api/v1/workspaces/acme/toy/items" },
           { operation: "echo", method: "POST", path: "/api/v1/workspaces/acme/toy/echo" },
           { operation: "echo_small", method: "POST", path: "/api/v1/workspaces/acme/toy/echo-small" },
-          { operation: "get_item", method: "GET", path: "/api/v1/workspaces/acme/toy/items/:itemId" }
+          { operation: "get_item", method: "GET", path: "/api/v1/workspaces/acme/toy/items/:itemId" },
+          { operation: "touch_item", method: "POST", path: "/api/v1/workspaces/acme/toy/items/:itemId/touch" }
         ]
       })
       // A group without discovery has no documentation_url.

@@ -10,7 +10,7 @@ import * as Mount from "@service/core/Mount"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as SharePage from "./SharePage.js"
-import { Topics } from "./Topics.js"
+import { sharePagePath, Topics } from "./Topics.js"
 
 const notFound = Mount.text("Not found\n", "text/plain; charset=utf-8", 404, SharePage.headers)
 
@@ -45,7 +45,7 @@ const route = (format: "html" | "raw", described: { readonly name: string; reado
 /** @since 0.1.0 @category routes */
 export const html = route("html", {
   name: "topics_shared_page",
-  path: "/api/v1/s/:token",
+  path: sharePagePath(":token"),
   summary: "A shared topic, as a page",
   as: "rendered as HTML with its trust signal",
   contentType: "text/html"
@@ -54,7 +54,7 @@ export const html = route("html", {
 /** @since 0.1.0 @category routes */
 export const raw = route("raw", {
   name: "topics_shared_raw",
-  path: "/api/v1/s/:token/raw",
+  path: `${sharePagePath(":token")}/raw`,
   summary: "A shared topic, as markdown",
   as: "as its markdown source",
   contentType: "text/markdown"

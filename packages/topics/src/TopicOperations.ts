@@ -20,6 +20,7 @@
  */
 import { requireOwnerOrAdminPerson, requirePerson } from "@service/core/Authorization"
 import * as Operation from "@service/core/Operation"
+import { PublicAddress } from "@service/core/PublicAddress"
 import type { Caller, RequestContext } from "@service/core/RequestContext"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -958,7 +959,7 @@ export const topicsShare = kit.make({
   name: "topics_share",
   title: "Share a topic",
   description:
-    "Creates a public read-only link to the topic, /s/<token> (and /s/<token>/raw), shown once; any previous link of the topic stops working. Archived topics are not shown publicly.",
+    "Creates a public read-only link to the topic, /api/v1/s/<token> (and /api/v1/s/<token>/raw), shown once with its full URL; any previous link of the topic stops working. Archived topics are not shown publicly.",
   refuses: ["topic_not_found"],
   annotations: Operation.write,
   surfaces: { mcp: false },
@@ -970,7 +971,11 @@ export const topicsShare = kit.make({
   run: (input) =>
     Effect.gen(function*() {
       const { workspaceId, actor } = yield* caller
-      return yield* (yield* Topics).share(workspaceId, actor, input.topic).pipe(Effect.catchTag("TopicNotFound", () => topicNotFound(input.topic)))
+      const link = yield* (yield* Topics).share(workspaceId, actor, input.topic).pipe(Effect.catchTag("TopicNotFound", () => topicNotFound(input.topic)))
+      // The full URL where the host says where it is reached (SERVICE_PUBLIC_URL or the address it listens on).
+      const address = yield* Effect.serviceOption(PublicAddress)
+      if (Option.isNone(address)) return link
+      return { ...link, url: `${(yield* address.value.get).base}${link.path}` }
     })
 })
 

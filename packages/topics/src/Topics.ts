@@ -174,9 +174,17 @@ export type TagView = typeof TagView.Type
 export const ShareLink = Schema.Struct({
   topic_id: Schema.String,
   token: Schema.String.annotations({ description: "Shown once; only its SHA-256 is kept." }),
-  path: Schema.String.annotations({ description: "The public page under the API base: /s/<token> (and /s/<token>/raw)." }),
+  path: Schema.String.annotations({ description: "The public page's path on the host: /api/v1/s/<token> (and /api/v1/s/<token>/raw for the markdown)." }),
+  url: Schema.optional(Schema.String).annotations({ description: "The page's full URL, when the server knows its public address." }),
   created_at: Schema.String
 }).annotations({ identifier: "ShareLink" })
+
+/**
+ * The path of a share link's public page on the host, where `ShareRoutes` serves it.
+ *
+ * @since 0.1.0 @category share links
+ */
+export const sharePagePath = (token: string): `/api/v1/s/${string}` => `/api/v1/s/${token}`
 /** @since 0.1.0 @category models */
 export type ShareLink = typeof ShareLink.Type
 
@@ -1016,7 +1024,7 @@ export const make = Effect.gen(function*() {
       yield* sql`INSERT INTO topics.shares (id, workspace_id, topic_id, token_hash, created_by, created_at)
         VALUES (${newId("share")}, ${workspaceId}, ${topicId}, ${hashToken(token)}, ${actor.personId}, ${at}::timestamptz)`.pipe(Effect.orDie)
       yield* record(workspaceId, topicId, "shared", actor, at)
-      return { topic_id: topicId, token, path: `/s/${token}`, created_at: at }
+      return { topic_id: topicId, token, path: sharePagePath(token), created_at: at }
     }))
 
   const unshare = (workspaceId: string, actor: Actor, topicId: string) =>

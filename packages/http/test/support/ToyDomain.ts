@@ -148,6 +148,28 @@ export const item = Operation.make({
       : Effect.succeed({ item_id: input.item_id, verbose: input.verbose === "yes" })
 })
 
+const TouchInput = Schema.Struct({
+  item_id: Schema.String.annotations({ description: "The item's id." }),
+  note: Schema.optional(Schema.String.pipe(Schema.maxLength(20)))
+}).annotations({ ...strict, identifier: "TouchInput" })
+
+/** An action on an item: its input needs no body field (the path names the item, the note is optional). */
+export const touch = Operation.make({
+  ...base,
+  name: "touch_item",
+  title: "Touch an item",
+  description: "Marks an item as seen.",
+  input: TouchInput,
+  modelInput: TouchInput,
+  output: Schema.Struct({ item_id: Schema.String, note: Schema.NullOr(Schema.String) }).annotations({ identifier: "Touched" }),
+  refuses: [],
+  metered: false,
+  capability: { question: "Touch an item?", requires: "item_id", example: { item_id: "a1" } },
+  http: { method: "POST", path: "/items/:itemId/touch", input: { kind: "body", params: { itemId: "item_id" } } },
+  cli: { words: ["items", "touch"], positional: "item_id" },
+  run: (input) => Effect.succeed({ item_id: input.item_id, note: input.note ?? null })
+})
+
 const ListInput = Schema.Struct({
   prefix: Schema.optional(Schema.String).annotations({ description: "Only ids starting with this." })
 }).annotations({ ...strict, identifier: "ListInput" })
@@ -173,7 +195,7 @@ export const group: Operation.Group<never> = Operation.group({
   title: "Toy",
   description: "A test domain.",
   refusals: codec,
-  operations: [list, echo, echoSmall, item],
+  operations: [list, echo, echoSmall, item, touch],
   http: {
     prefix: "/workspaces/:workspace/toy",
     workspaceScoped: true,
