@@ -207,6 +207,27 @@ for (const target of TestDatabase.targets()) {
         assert.include(raw, "Shown to outsiders.")
       }), 0)
 
+    it.effect("an empty path id answers a 404 naming the group the path belongs to, and says a segment is empty", () =>
+      Effect.gen(function*() {
+        const { port } = yield* Running
+        const notFound = (method: string, path: string) =>
+          Effect.map(rest(port, method, path, { "x-api-key": OWNER_KEY }), (answer) => {
+            assert.strictEqual(answer.status, 404, `${method} ${path}: ${answer.text}`)
+            return Schema.decodeUnknownSync(Schema.Struct({ code: Schema.String, message: Schema.String }))(jsonOf(answer.text))
+          })
+        for (const [method, path, group] of [
+          ["GET", "/api/v1/workspaces/demo/topics//proposals", "Topics"],
+          ["POST", "/api/v1/workspaces/demo/topics//approve", "Topics"],
+          ["POST", "/api/v1/workspaces/demo/crm/contacts//erase", "CRM"]
+        ] as const) {
+          const answer = yield* notFound(method, path)
+          assert.strictEqual(answer.code, "NOT_FOUND")
+          assert.include(answer.message, `No ${group}`, answer.message)
+          assert.notInclude(answer.message, "Saved searches")
+          assert.include(answer.message, "A path segment is empty")
+        }
+      }), 0)
+
     it.effect("the curl walkthrough of docs/topics.md runs as written", () =>
       Effect.gen(function*() {
         const { baseUrl } = yield* Running

@@ -54,7 +54,12 @@ export interface Table<R> {
   readonly find: (method: string, pathname: string) => Route<R> | undefined
   /** The methods served at `pathname`, for 405. */
   readonly methodsAt: (pathname: string) => ReadonlyArray<string>
-  /** The innermost group whose prefix holds `pathname`, with the prefix's parameter values. */
+  /**
+   * The group `pathname` was meant for, with the prefix's parameter values: of the groups whose prefix holds it, the
+   * one with a route sharing the most leading segments with it (`/workspaces/demo/topics/` is the topics group's,
+   * though many groups share the `/workspaces/:workspace` prefix). When several groups share the prefix and none of
+   * their routes goes further, no group is named.
+   */
   readonly groupAt: (pathname: string) =>
     | { readonly prefix: GroupPrefix<R>; readonly values: Readonly<Record<string, string>> }
     | undefined
@@ -122,6 +127,18 @@ const decodeSegment = (segment: string): string => {
   } catch {
     return segment
   }
+}
+
+/** How many leading segments of `segments` a route pattern matches (a parameter matches any non-empty segment). */
+const sharedSegments = (pattern: string, segments: ReadonlyArray<string>): number => {
+  const parts = pattern.split("/")
+  let shared = 0
+  for (const [i, part] of parts.entries()) {
+    const segment = segments[i]
+    if (segment === undefined || (part.startsWith(":") ? segment.length === 0 : decodeSegment(segment) !== part)) break
+    shared += 1
+  }
+  return shared
 }
 
 /**
@@ -194,11 +211,22 @@ export const make = <R>(groups: ReadonlyArray<Operation.Group<R>>): Table<R> => 
     find: (method, pathname) => routes.find((route) => route.method === method && route.matches(pathname)),
     methodsAt: (pathname) => [...new Set(routes.filter((route) => route.matches(pathname)).map((route) => route.method))],
     groupAt: (pathname) => {
-      for (const prefix of prefixes) {
+      const segments = pathname.split("/")
+      const candidates = prefixes.flatMap((prefix) => {
         const values = prefix.match(pathname)
-        if (values !== undefined) return { prefix, values }
-      }
-      return undefined
+        if (values === undefined) return []
+        const reach = Math.max(
+          prefix.path.split("/").length,
+          ...routes.filter((route) => route.group === prefix.group).map((route) => sharedSegments(route.path, segments))
+        )
+        return [{ prefix, values, reach, own: reach > prefix.path.split("/").length }]
+      })
+      // Deepest reach first; on a tie the longer prefix (a nested group, a conformance twin) first.
+      candidates.sort((a, b) => b.reach - a.reach || b.prefix.path.length - a.prefix.path.length)
+      const [best, next] = candidates
+      if (best === undefined) return undefined
+      const shared = next !== undefined && next.reach === best.reach && next.prefix.path === best.prefix.path
+      return best.own || !shared ? { prefix: best.prefix, values: best.values } : undefined
     }
   }
 }

@@ -43,13 +43,20 @@ const pathnameOf = (url: string): string => {
   return q === -1 ? url : url.slice(0, q)
 }
 
+/** A path with an empty segment (`/topics/`, `/contacts//stage`) most likely lost an id: say so. */
+const emptySegmentHint = (pathname: string): string =>
+  pathname.slice(1).split("/").some((segment) => segment.length === 0)
+    ? " A path segment is empty: is an id missing?"
+    : ""
+
 const notFound = <R>(table: Routes.Table<R>, method: string, pathname: string, requestId: string) => {
   const found = table.groupAt(pathname)
+  const hint = emptySegmentHint(pathname)
   if (found === undefined) {
     return ApiError.respond(ApiError.RouteNotFound, 404, {
       statusCode: 404,
       code: "NOT_FOUND",
-      message: `Nothing at ${Refusal.excerpt(pathname, 120)}.`,
+      message: `Nothing at ${method} ${Refusal.excerpt(pathname, 120)}.${hint}`,
       request_id: requestId
     })
   }
@@ -59,7 +66,7 @@ const notFound = <R>(table: Routes.Table<R>, method: string, pathname: string, r
   return ApiError.respond(ApiError.GroupRouteNotFound, 404, {
     statusCode: 404,
     code: "NOT_FOUND",
-    message: `No ${group.title} operation at ${method} ${Refusal.excerpt(pathname, 120)}.`,
+    message: `No ${group.title} operation at ${method} ${Refusal.excerpt(pathname, 120)}.${hint}`,
     request_id: requestId,
     endpoint: { method, path: Refusal.excerpt(pathname, 200) },
     ...(discovery === undefined ? {} : { documentation_url: Routes.fill(Operation.httpPath(group, discovery), values) }),
@@ -83,6 +90,11 @@ const shape = <R>(table: Routes.Table<R>, challenge: Effect.Effect<string>, ownB
     const limit = route?.maxBodyBytes ?? Routes.defaultMaxBodyBytes
     const declared = BodyReader.declaredLength(request.headers)
     const readsItsOwn = route === undefined && ownBodyLimits.some((prefix) => pathname.startsWith(prefix))
+    // An empty segment inside an API path (`/topics//approve`) lost an id; the router would fold the slashes and read
+    // the next word as the id. Answered here, naming the group the path belongs to.
+    if (route === undefined && pathname.startsWith("/api/v1/") && pathname.includes("//")) {
+      return notFound(table, request.method, pathname, requestId)
+    }
     if (declared !== undefined && declared > limit && !readsItsOwn) {
       // Answered before reading a byte; the connection closes rather than carrying the unread body.
       return ApiError.respond(ApiError.PayloadTooLarge, 413, {

@@ -531,7 +531,7 @@ for (const target of TestDatabase.targets()) {
         const topic = yield* create(member, { title: "Public FAQ", body: "Answers." })
         const link = Schema.decodeUnknownSync(Topics.ShareLink)(yield* call(Ops.topicsShare, member, { topic: topic.id }))
         assert.match(link.token, /^shr_[A-Za-z0-9_-]{32}$/)
-        assert.strictEqual(link.path, `/s/${link.token}`)
+        assert.strictEqual(link.path, `/api/v1/s/${link.token}`)
         const stored = yield* sql<{ token_hash: string }>`SELECT token_hash FROM topics.shares WHERE topic_id = ${topic.id}`.pipe(Effect.orDie)
         assert.deepStrictEqual(stored.map((row) => row.token_hash), [Topics.hashToken(link.token)])
         const dump = yield* sql<{ row: string }>`SELECT row_to_json(s)::text AS row FROM topics.shares s`.pipe(Effect.orDie)
