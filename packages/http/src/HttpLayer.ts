@@ -20,6 +20,7 @@ import * as Authentication from "./Authentication.js"
 import * as GroupApi from "./GroupApi.js"
 import * as GroupHandlers from "./GroupHandlers.js"
 import * as Mounts from "./Mounts.js"
+import * as RootIndex from "./RootIndex.js"
 import * as Routes from "./Routes.js"
 import * as Shaping from "./Shaping.js"
 
@@ -75,13 +76,20 @@ export const layer = <R, RM = never>(
   groups: ReadonlyArray<Operation.Group<R>>,
   options: Options<RM> = {}
 ): Layer.Layer<HttpApi.Api, never, Authenticator | GroupHandlers.Requirements<R> | RM> => {
-  const mounts = options.mounts ?? []
+  const openapiPath = options.openapiPath ?? "/openapi.json"
+  const docsPath = options.docsPath ?? "/docs"
+  const served = options.mounts ?? []
+  // `GET /` points to the docs and every other route (decision 0075), unless the host serves its own root.
+  const root = served.some((mount) => mount.method === "GET" && mount.path === "/")
+    ? []
+    : [RootIndex.mount({ groups, routes: [...served, ...(options.documented ?? [])], openapiPath, docsPath })]
+  const mounts: ReadonlyArray<Mount.Mount<RM>> = [...served, ...root]
   const routes: ReadonlyArray<Mount.Description> = [...mounts, ...(options.documented ?? [])]
   return Layer.mergeAll(
     // Sealed record refs are longer than the router's default 100-character limit for a path parameter.
     HttpRouter.setRouterConfig({ maxParamLength: Routes.maxPathParamLength }),
-    HttpApiBuilder.middlewareOpenApi({ path: options.openapiPath ?? "/openapi.json" }),
-    HttpApiScalar.layer({ path: options.docsPath ?? "/docs" }),
+    HttpApiBuilder.middlewareOpenApi({ path: openapiPath }),
+    HttpApiScalar.layer({ path: docsPath }),
     Mounts.layer(mounts),
     // Mounts that read a body read it under their own limit and answer their own 413, declared length or not.
     Shaping.layer(groups, { ...options, ownBodyLimits: [...(options.ownBodyLimits ?? []), ...bodyPrefixes(mounts)] })

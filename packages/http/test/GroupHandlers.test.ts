@@ -71,6 +71,23 @@ layer(ToyServer.layer, { excludeTestServices: true })("handlers derived from a g
       assert.isTrue(Predicate.isRecord(echoPost["requestBody"]) && echoPost["requestBody"]["required"] !== false)
     }))
 
+  it.effect("GET / points to the docs, the OpenAPI document and each group's discovery route; a browser is sent to the docs", () =>
+    Effect.gen(function*() {
+      const port = yield* RawHttp.port
+      const index = yield* RawHttp.send(port, { method: "GET", path: "/" })
+      assert.strictEqual(index.status, 200, index.text)
+      assert.deepInclude(index.json, { docs: "/docs", openapi: "/openapi.json" })
+      const discovery = Predicate.isRecord(index.json) ? index.json["discovery"] : undefined
+      assert.deepStrictEqual(discovery, [{ group: "Toy", path: "/api/v1/workspaces/{workspace}/toy/items" }])
+      const browser = yield* RawHttp.send(port, { method: "GET", path: "/", headers: { accept: "text/html,application/xhtml+xml" } })
+      assert.strictEqual(browser.status, 302)
+      assert.strictEqual(browser.headers["location"], "/docs")
+      // Listed in OpenAPI like every other route.
+      const spec = yield* get("/openapi.json")
+      const paths = Predicate.isRecord(spec.json) && Predicate.isRecord(spec.json["paths"]) ? spec.json["paths"] : {}
+      assert.isDefined(paths["/"])
+    }))
+
   it.effect("a deprecated path segment answers as the canonical one, with Deprecation and a Link to the canonical path", () =>
     Effect.gen(function*() {
       const canonical = yield* get(`${ToyServer.base}/items/b%201?verbose=yes`)
@@ -164,7 +181,7 @@ plain.effect("a host can serve one group alone, through a web handler", () =>
       assert.deepStrictEqual(await ok.json(), { items: ["b1"] })
       const spec: unknown = await (await handler(new Request("http://host/openapi.json"))).json()
       const paths = RawHttp.field(spec, "paths")
-      assert.deepStrictEqual(Predicate.isRecord(paths) ? Object.keys(paths) : [], ["/api/v1/toy-open/items"])
+      assert.deepStrictEqual(Predicate.isRecord(paths) ? Object.keys(paths) : [], ["/api/v1/toy-open/items", "/"])
       // The other group of the domain is not served.
       const absent = await handler(new Request("http://host/api/v1/workspaces/demo/toy/items", { headers: { "x-api-key": ToyDomain.KEY } }))
       assert.strictEqual(absent.status, 404)

@@ -11,6 +11,7 @@ import * as TestDatabase from "@service/storage/TestDatabase"
 import { Validator } from "@seriousme/openapi-schema-validator"
 import * as Effect from "effect/Effect"
 import * as GroupApi from "../src/GroupApi.js"
+import * as RootIndex from "../src/RootIndex.js"
 import * as MarketFixture from "./support/MarketFixture.js"
 import * as RawHttp from "./support/RawHttp.js"
 
@@ -178,7 +179,9 @@ for (const target of TestDatabase.targets()) {
         Effect.gen(function*() {
           const served = yield* get("/openapi.json")
           assert.strictEqual(served.status, 200)
-          assert.deepStrictEqual(served.json, JSON.parse(JSON.stringify(OpenApi.fromApi(GroupApi.make(groups)))))
+          // The groups, and `GET /` (the index every HttpLayer serves).
+          const root = RootIndex.mount({ groups, routes: [], openapiPath: "/openapi.json", docsPath: "/docs" })
+          assert.deepStrictEqual(served.json, JSON.parse(JSON.stringify(OpenApi.fromApi(GroupApi.make(groups, { routes: [root] })))))
           const result = yield* Effect.promise(() => new Validator().validate(JSON.parse(served.text)))
           assert.isTrue(result.valid, JSON.stringify(result.errors))
           const docs = yield* send({ method: "GET", path: "/docs", headers: {} })
