@@ -1,7 +1,7 @@
 /**
  * The port, bound before the application exists, so a process that is still loading its modules or opening its
- * database already answers: `/health` at once, `/ready` with what is still starting, and every other request
- * once the application is set (it waits rather than fails). From then on the application answers everything,
+ * database already answers: `/health` at once, `/ready` with what is still starting, and every other request with
+ * a prompt 503 `STARTING` and `Retry-After` until the application is set. From then on the application answers everything,
  * probes included. Kept apart from `Server` so that `main.ts` can listen after loading only this much.
  *
  * @since 0.1.0
@@ -10,6 +10,7 @@ import type * as HttpApp from "@effect/platform/HttpApp"
 import type * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Health from "@service/http/Health"
 import * as Deferred from "effect/Deferred"
@@ -72,6 +73,13 @@ export const starting = (what: string): ReadonlyArray<Health.CheckResult> => [
   { name: "publication", ready: false, detail: "waiting for the database" }
 ]
 
+/**
+ * What `Retry-After` says while the application is still being built.
+ *
+ * @since 0.1.0 @category constants
+ */
+export const startingRetryAfterSeconds = 2
+
 /** @since 0.1.0 @category layers */
 export const layer = (options: {
   readonly port: number
@@ -87,6 +95,14 @@ export const layer = (options: {
       const path = request.url.split("?")[0]
       if (request.method === "GET" && path === "/health") return yield* Health.health
       if (request.method === "GET" && path === "/ready") return Health.readyResponse(yield* options.starting)
-      return yield* Effect.flatten(Deferred.await(options.app))
+      // Answered at once rather than held until the application is built (which took ~10 s on a cold start): the
+      // client is told to come back, and when (decision 0075).
+      return HttpServerResponse.unsafeJson({
+        statusCode: 503,
+        code: "STARTING",
+        message: "The server is starting; retry in a few seconds. GET /ready says what is still starting.",
+        request_id: `req_${randomBytes(12).toString("hex")}`,
+        retry_after_seconds: startingRetryAfterSeconds
+      }, { status: 503, headers: { "retry-after": String(startingRetryAfterSeconds), "cache-control": "no-store" } })
     })
   ).pipe(Layer.provideMerge(NodeHttpServer.layer(nodeServer, { port: options.port, host: options.host })))
