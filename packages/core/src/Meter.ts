@@ -1,11 +1,13 @@
 /**
- * Metering on a credit ledger per workspace. Every metered call is charged before it runs (one insight credit:
- * one aggregate response costs one credit whatever its group count; discovery is free) by one conditional
- * update that never takes the balance below zero, and refunded in the same ledger when it fails or is
- * interrupted, so a refused call costs nothing and a served one costs exactly once. A charge the balance
- * cannot cover is refused with {@link CreditsExhausted} and recorded. Each workspace receives its monthly
- * allowance on its first metered call of a UTC month. What was served is read back from the same ledger
- * (a debit without a refund), so there is one record of every call.
+ * Metering on a credit ledger per workspace (one insight credit per metered call: one aggregate response costs one
+ * credit whatever its group count; discovery is free). A metered operation is admitted when the balance covers its
+ * price ({@link Meter.admit}, a read) and debited only once it has succeeded ({@link Meter.settle}, one conditional
+ * update that never takes the balance below zero), so a refused call writes nothing to the ledger, and a crash or
+ * calls racing for the last credits may under-charge but never over-charge (decision 0078). A call the balance
+ * cannot cover is refused with {@link CreditsExhausted} and recorded. Spending that must be reserved before work
+ * that takes time (a contact unlock) uses {@link Meter.charge} and {@link Meter.refund}. Each workspace receives its
+ * monthly allowance on its first metered call of a UTC month. What was served is read back from the same ledger (a
+ * debit without a refund), so there is one record of every call.
  *
  * @since 0.1.0
  */
@@ -117,7 +119,27 @@ export interface Charge {
 
 /** @since 0.1.0 @category tags */
 export class Meter extends Context.Tag("@service/core/Meter")<Meter, {
-  /** Debits `credits` before the call runs, granting the month's allowance first when due. */
+  /**
+   * Admits a call when the balance covers `credits` (granting the month's allowance first when due), writing
+   * nothing; a balance below the price is refused with {@link CreditsExhausted} and recorded.
+   */
+  readonly admit: (call: {
+    readonly workspaceId: string
+    readonly operation: string
+    readonly requestId: string
+    readonly credits: number
+  }) => Effect.Effect<void, CreditsExhausted>
+  /**
+   * Debits a call that succeeded, in one statement. When concurrent calls spent the balance meanwhile, the call was
+   * served anyway: it is recorded as a debit of 0 credits (an under-charge, never a negative balance).
+   */
+  readonly settle: (call: {
+    readonly workspaceId: string
+    readonly operation: string
+    readonly requestId: string
+    readonly credits: number
+  }) => Effect.Effect<void>
+  /** Reserves `credits` before work that takes time (refund what fails), granting the month's allowance first when due. */
   readonly charge: (call: {
     readonly workspaceId: string
     readonly operation: string
@@ -226,14 +248,39 @@ export const makeSql = (options: { readonly monthlyAllowance: number }) =>
           SELECT workspace_id, 'debit', ${-credits}, ${operation}, ${requestId} FROM debited
           RETURNING id::text AS id`.pipe(Effect.flatMap(decodeIds), Effect.orDie)
         const ledgerId = ids[0]?.id
-        if (ledgerId === undefined) {
-          yield* sql`INSERT INTO core.credit_ledger (workspace_id, kind, credits, operation, request_id, note)
-            VALUES (${workspaceId}, 'refused', 0, ${operation}, ${requestId}, 'balance below the price')`.pipe(Effect.orDie)
-          const balance = yield* balanceOf(workspaceId).pipe(Effect.orDie)
-          return yield* new CreditsExhausted({ operation, price: credits, balance, renewsOn: renewalOf(now) })
-        }
+        if (ledgerId === undefined) return yield* refuse(workspaceId, operation, requestId, credits, now)
         return { ledgerId, workspaceId, credits }
       }).pipe(Effect.withSpan("Meter.charge"))
+
+    const refuse = (workspaceId: string, operation: string, requestId: string, credits: number, now: number) =>
+      Effect.gen(function*() {
+        yield* sql`INSERT INTO core.credit_ledger (workspace_id, kind, credits, operation, request_id, note)
+          VALUES (${workspaceId}, 'refused', 0, ${operation}, ${requestId}, 'balance below the price')`.pipe(Effect.orDie)
+        const balance = yield* balanceOf(workspaceId).pipe(Effect.orDie)
+        return yield* new CreditsExhausted({ operation, price: credits, balance, renewsOn: renewalOf(now) })
+      })
+
+    const admit = ({ credits, operation, requestId, workspaceId }: Parameters<Meter["Type"]["admit"]>[0]) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        yield* ensureAllowance(workspaceId, now).pipe(Effect.orDie)
+        const balance = yield* balanceOf(workspaceId).pipe(Effect.orDie)
+        if (balance < credits) return yield* refuse(workspaceId, operation, requestId, credits, now)
+      }).pipe(Effect.withSpan("Meter.admit"))
+
+    const settle = ({ credits, operation, requestId, workspaceId }: Parameters<Meter["Type"]["settle"]>[0]) =>
+      Effect.gen(function*() {
+        const ids = yield* sql`WITH debited AS (
+            UPDATE core.credit_balances SET balance = balance - ${credits}
+            WHERE workspace_id = ${workspaceId} AND balance >= ${credits}
+            RETURNING workspace_id)
+          INSERT INTO core.credit_ledger (workspace_id, kind, credits, operation, request_id)
+          SELECT workspace_id, 'debit', ${-credits}, ${operation}, ${requestId} FROM debited
+          RETURNING id::text AS id`.pipe(Effect.flatMap(decodeIds))
+        if (ids.length > 0) return
+        yield* sql`INSERT INTO core.credit_ledger (workspace_id, kind, credits, operation, request_id, note)
+          VALUES (${workspaceId}, 'debit', 0, ${operation}, ${requestId}, 'served after concurrent calls spent the balance')`
+      }).pipe(Effect.orDie, Effect.withSpan("Meter.settle"))
 
     const refund = (charge: Charge, note: string) =>
       sql.withTransaction(Effect.gen(function*() {
@@ -311,7 +358,7 @@ export const makeSql = (options: { readonly monthlyAllowance: number }) =>
         return yield* balanceOf(workspaceId)
       }).pipe(Effect.orDie, Effect.withSpan("Meter.balance"))
 
-    return Meter.of({ charge, refund, usage, grant, account, balance })
+    return Meter.of({ admit, settle, charge, refund, usage, grant, account, balance })
   })
 
 /** @since 0.1.0 @category layers */
@@ -366,6 +413,25 @@ export const layerMemory = (options: { readonly monthlyAllowance: number }): Lay
       }
     }
     return Meter.of({
+      admit: ({ credits, operation, requestId, workspaceId }) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          grantAllowance(workspaceId, now)
+          const balance = balances.get(workspaceId) ?? 0
+          if (balance >= credits) return Effect.void
+          append({ workspaceId, kind: "refused", credits: 0, operation, requestId, note: "balance below the price", at: now })
+          return Effect.fail(new CreditsExhausted({ operation, price: credits, balance, renewsOn: renewalOf(now) }))
+        }),
+      settle: ({ credits, operation, requestId, workspaceId }) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Effect.sync(() => {
+            const balance = balances.get(workspaceId) ?? 0
+            if (balance < credits) {
+              append({ workspaceId, kind: "debit", credits: 0, operation, requestId, note: "served after concurrent calls spent the balance", at: now })
+              return
+            }
+            balances.set(workspaceId, balance - credits)
+            append({ workspaceId, kind: "debit", credits: 0 - credits, operation, requestId, at: now })
+          })),
       charge: ({ credits, operation, requestId, workspaceId }) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) => {
           grantAllowance(workspaceId, now)

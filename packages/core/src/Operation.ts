@@ -13,7 +13,6 @@
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { Forbidden } from "./AuthError.js"
@@ -682,13 +681,12 @@ export const execute = <R>(
     const limiter = yield* RateLimiter
     yield* limiter.consume(principal.workspace.id)
     const meter = yield* Meter
-    // Charged before it runs, so two concurrent calls cannot both spend the last credit; given back below
-    // when the call does not succeed (refused, defect or interrupted). A test workspace spends nothing.
-    const charge = op.metered && !principal.workspace.isTest
-      ? Option.some(
-        yield* meter.charge({ workspaceId: principal.workspace.id, operation: op.name, requestId: invocation.requestId, credits: 1 })
-      )
-      : Option.none()
+    // Admitted on a read of the balance and debited only once it succeeded: a refusal, a defect or an
+    // interruption writes nothing to the credit ledger; a crash or a race for the last credits may under-charge,
+    // never over-charge (decision 0078). A test workspace spends nothing.
+    const metered = op.metered && !principal.workspace.isTest
+    const bill = { workspaceId: principal.workspace.id, operation: op.name, requestId: invocation.requestId, credits: 1 }
+    if (metered) yield* meter.admit(bill)
     const run = invocation.canonical ? op.runCanonical : op.runModel
     const output = yield* run(invocation.input).pipe(
       Effect.catchAll((failure) => {
@@ -707,13 +705,10 @@ export const execute = <R>(
         Context.make(RequestContext, { requestId: invocation.requestId, entrypoint: invocation.entrypoint }).pipe(
           Context.add(Caller, principal)
         )
-      ),
-      Effect.onExit((exit) =>
-        Exit.isSuccess(exit) || Option.isNone(charge)
-          ? Effect.void
-          : meter.refund(charge.value, Exit.isInterrupted(exit) ? "interrupted" : "the call did not succeed")
       )
     )
+    // Served: the debit is not given up to an interruption that arrives now.
+    if (metered) yield* Effect.uninterruptible(meter.settle(bill))
     return output
   }).pipe(
     Effect.annotateLogs({ operation: op.name, requestId: invocation.requestId }),

@@ -218,6 +218,23 @@ for (const adapter of adapters) {
         assert.strictEqual((yield* meter.account(ws.id)).balance, 0)
       }))
 
+    it.effect("calls admitted together for the last credit are all served, debited down to zero and never below", () =>
+      Effect.gen(function*() {
+        const meter = yield* Meter.Meter
+        const ws = yield* workspace
+        const bill = (i: number) => ({ workspaceId: ws.id, operation: "op", requestId: `req_s${i}`, credits: 1 })
+        yield* meter.admit(bill(0))
+        // Every call of the burst is admitted before any settles: the balance covered each when it was read.
+        yield* Effect.forEach(Array.from({ length: allowance + 2 }, (_, i) => i), (i) => meter.admit(bill(i)))
+        yield* Effect.all(Array.from({ length: allowance + 2 }, (_, i) => meter.settle(bill(i))), { concurrency: "unbounded" })
+        const account = yield* meter.account(ws.id)
+        assert.strictEqual(account.balance, 0)
+        // Served calls all count; the two past the balance cost nothing (an under-charge, never an over-charge).
+        assert.deepStrictEqual(account.consumption.map((c) => [c.calls, c.credits]), [[allowance + 2, allowance]])
+        const exhausted = yield* Effect.flip(meter.admit(bill(99)))
+        assert.strictEqual(exhausted._tag, "CreditsExhausted")
+      }))
+
     it.effect("through execute: a success costs one credit, a refusal or a defect nothing, a free operation nothing even at zero", () =>
       Effect.gen(function*() {
         const meter = yield* Meter.Meter
@@ -228,10 +245,11 @@ for (const adapter of adapters) {
         assert.isTrue(defect._tag === "Failure")
         let account = yield* meter.account(who.workspace.id)
         assert.strictEqual(account.balance, allowance - 1)
-        // The refused call and the defect were each debited before they ran, then refunded.
+        // The refused call and the defect wrote nothing to the ledger: only the grant and the served call's debit.
         assert.deepStrictEqual(account.consumption, [
-          { operation: "toy_paid", calls: 1, credits: 1, refunds: 2, refunded_credits: 2, refused_for_credits: 0 }
+          { operation: "toy_paid", calls: 1, credits: 1, refunds: 0, refunded_credits: 0, refused_for_credits: 0 }
         ])
+        assert.deepStrictEqual(account.history.map((entry) => entry.kind), ["debit", "grant"])
         yield* call(who, paid, "dos")
         yield* call(who, paid, "tres")
         const exhausted = yield* Effect.flip(call(who, paid, "cuatro"))
@@ -241,7 +259,7 @@ for (const adapter of adapters) {
         account = yield* meter.account(who.workspace.id)
         assert.strictEqual(account.balance, 0)
         assert.deepStrictEqual(account.consumption, [
-          { operation: "toy_paid", calls: 3, credits: 3, refunds: 2, refunded_credits: 2, refused_for_credits: 1 }
+          { operation: "toy_paid", calls: 3, credits: 3, refunds: 0, refunded_credits: 0, refused_for_credits: 1 }
         ])
         const served = yield* meter.usage(who.workspace.id)
         assert.deepStrictEqual(served.map((u) => [u.operation, u.units]), [["toy_paid", 3]])
