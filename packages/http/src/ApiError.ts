@@ -294,4 +294,15 @@ export const respondRefusal = (
   headers: Readonly<Record<string, string>> = {}
 ): HttpServerResponse.HttpServerResponse =>
   // The block is already wire-encoded by the codec: sent as is, so every transport shows the same block.
-  HttpServerResponse.unsafeJson(refusalBody(codec, described, requestId), { status: described.status, headers })
+  HttpServerResponse.unsafeJson(refusalBody(codec, described, requestId), {
+    status: described.status,
+    headers: described.status === 503 && described.retryable ? { "retry-after": String(unavailableRetryAfterSeconds), ...headers } : headers
+  })
+
+/**
+ * The `Retry-After` (seconds) of a retryable 503 refusal (an outage, a corpus not yet published): long enough not to
+ * hammer a store that is down or a load under way, short enough to answer soon after it ends.
+ *
+ * @since 0.1.0 @category constants
+ */
+export const unavailableRetryAfterSeconds = 5

@@ -120,6 +120,9 @@ layer(ToyServer.layer, { excludeTestServices: true })("handlers derived from a g
       })
       const busy = yield* post(`${ToyServer.base}/echo`, { text: "busy" })
       assert.strictEqual(busy.status, 503)
+      // A retryable 503 says when to come back; a refusal that waiting cannot cure does not.
+      assert.strictEqual(busy.headers["retry-after"], "5")
+      assert.isUndefined(gone.headers["retry-after"])
       const unknownQuery = yield* get(`${ToyServer.base}/items?prefix=a&sql=1`)
       assert.strictEqual(unknownQuery.status, 400)
       assert.strictEqual(RawHttp.field(unknownQuery.json, "toy", "field"), "sql")

@@ -178,11 +178,23 @@ export const make = Effect.gen(function*() {
   const servingPublication = Effect.gen(function*() {
     const active = yield* corpus.active
     if (Option.isNone(active)) {
-      return yield* refuse(
-        "serving_projection_unavailable",
-        "No market corpus is published yet, so there is nothing to read.",
-        "Retry later; an operator must load and publish a corpus first (service corpus publish)."
-      )
+      // A load under way (the demo corpus on a first start, or an operator's) is said so: the caller only waits.
+      const loading = yield* corpus.loading
+      return yield* Option.match(loading, {
+        onNone: () =>
+          refuse(
+            "serving_projection_unavailable",
+            "No market corpus is published yet, so there is nothing to read.",
+            "Retry later; an operator must load and publish a corpus first (service corpus publish)."
+          ),
+        onSome: ({ filesLoaded, startedAt }) =>
+          refuse(
+            "serving_projection_unavailable",
+            `The market corpus is being loaded (${filesLoaded} ${filesLoaded === 1 ? "file" : "files"} so far, ` +
+              `since ${startedAt.toISOString()}); nothing is published yet.`,
+            "Retry in a few seconds (the Retry-After header says when): the corpus is published when its load ends."
+          )
+      })
     }
     const publication = active.value
     if (publication.freshForSeconds !== null) {

@@ -35,9 +35,18 @@ for (const target of TestDatabase.targets()) {
   )
 
   layer(Services, { timeout: "120 seconds" })(`MarketData on ${target.name}`, (it) => {
-    it.effect("refuses every read before anything is published", () =>
+    it.effect("refuses every read before anything is published, saying when a load is under way", () =>
       Effect.gen(function*() {
-        assert.strictEqual(yield* refusalCode(Suppliers.searchSuppliers({ state: "CDMX" })), "serving_projection_unavailable")
+        const refusal = () => Effect.flip(Suppliers.searchSuppliers({ state: "CDMX" }))
+        const idle = yield* refusal()
+        assert.strictEqual(idle.semanticCode, "serving_projection_unavailable")
+        assert.include(idle.suggestedCorrection, "an operator must load and publish")
+        // A load begins (the demo corpus on a first start): the same refusal says the corpus is on its way.
+        yield* Effect.flatMap(Corpus.Corpus, (corpus) => corpus.loadingSnapshot)
+        const loading = yield* refusal()
+        assert.strictEqual(loading.semanticCode, "serving_projection_unavailable")
+        assert.match(loading.why, /^The market corpus is being loaded \(0 files so far, since \d{4}-/)
+        assert.notInclude(loading.suggestedCorrection, "operator")
       }))
 
     // No wall-clock budget: loading the demo corpus is slower on a loaded machine, not wrong.

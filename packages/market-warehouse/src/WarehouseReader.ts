@@ -56,6 +56,11 @@ export class WarehouseReader extends Context.Tag("@service/market-warehouse/Ware
   {
     /** The active publication, or none before anything is published. */
     readonly active: Effect.Effect<Option.Option<Publication>>
+    /**
+     * The newest snapshot being loaded (when it began, how many files it holds), read when nothing is published
+     * so a refusal can say the corpus is on its way.
+     */
+    readonly loading: Effect.Effect<Option.Option<{ readonly startedAt: Date; readonly filesLoaded: number }>>
     /** Coverage per source and record kind of a published snapshot. */
     readonly coverage: (snapshotId: string) => Effect.Effect<ReadonlyArray<SourceCoverage>>
   }
@@ -77,6 +82,7 @@ export const make: Effect.Effect<Context.Tag.Service<WarehouseReader>, never, Sq
   })
   return WarehouseReader.of({
     active: Publications.active(sql),
+    loading: Publications.loading(sql),
     coverage: (snapshotId) => coverage.get(snapshotId)
   })
 })

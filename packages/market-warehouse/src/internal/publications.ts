@@ -41,6 +41,17 @@ export const active = (sql: SqlClient.SqlClient): Effect.Effect<Option.Option<Pu
     return Option.some(yield* decodePublication(rows[0]))
   }).pipe(Effect.orDie)
 
+const LoadingRow = Schema.Struct({ created_at: Schema.DateFromSelf, files: Schema.NumberFromString })
+
+/** The newest snapshot still loading, when nothing is published: when it began and how many files it holds. */
+export const loading = (sql: SqlClient.SqlClient): Effect.Effect<Option.Option<{ readonly startedAt: Date; readonly filesLoaded: number }>> =>
+  sql`SELECT s.created_at, (SELECT count(*) FROM market.source_loads l WHERE l.snapshot_id = s.id)::text AS files
+      FROM market.snapshots s WHERE s.status = 'loading' ORDER BY s.created_at DESC, s.id DESC LIMIT 1`.pipe(
+    Effect.flatMap(Schema.decodeUnknown(Schema.Array(LoadingRow))),
+    Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (row) => ({ startedAt: row.created_at, filesLoaded: row.files }))),
+    Effect.orDie
+  )
+
 /** Coverage rows of a snapshot, per source and record kind (written by `Corpus.publish`). */
 export const coverage = (sql: SqlClient.SqlClient, snapshotId: string): Effect.Effect<ReadonlyArray<SourceCoverage>> =>
   sql`SELECT source_slug, record_kind, evidence_category, licensed_for_display, row_count::text AS row_count,
