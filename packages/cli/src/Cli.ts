@@ -46,6 +46,7 @@ import * as Failure from "./Failure.js"
 import * as Format from "./Format.js"
 import * as Help from "./Help.js"
 import * as InputFlags from "./InputFlags.js"
+import * as Preflight from "./Preflight.js"
 import * as Remote from "./Remote.js"
 
 /** @since 0.1.0 @category constants */
@@ -186,11 +187,14 @@ interface Parsed {
   readonly invocation: Invocation
 }
 
+/** What an operation command takes besides its input's flags. */
+const extrasOf = (leaf: CommandTree.Leaf): InputFlags.Extras => ({ follow: leaf.operation.cli.follow !== undefined, paged: leaf.input.paged })
+
 /** Every derived node parses to one `Invocation`, so one handler serves the whole derived tree. */
 const descriptorOf = (node: CommandTree.Leaf | CommandTree.Branch, nested: NestedByBranch): Descriptor.Command<Parsed> => {
   const word = CommandTree.wordOf(node)
   if (node._tag === "Leaf") {
-    return Descriptor.make(word, InputFlags.options(node.input, node.operation.cli.follow !== undefined), InputFlags.args(node.input)).pipe(
+    return Descriptor.make(word, InputFlags.options(node.input, extrasOf(node)), InputFlags.args(node.input)).pipe(
       Descriptor.withDescription(node.operation.description),
       Descriptor.map((parsed): Parsed => ({
         name: parsed.name,
@@ -414,8 +418,14 @@ export const runWith = <R = never, E = never, A = never, Name extends string = s
         return yield* Effect.fail(Failure.usage(Help.unknownCommand(resolution.node, resolution.word)))
       case "Missing":
         return yield* Effect.fail(Failure.usage(Help.missingCommand(resolution.node)))
-      case "Parse":
-        return yield* app.run(argv).pipe(
+      case "Parse": {
+        // An operation command's arguments are checked (unknown flags, numbers) and put in @effect/cli's order first.
+        const node = resolution.node
+        const start = 2 + resolution.at
+        const ordered = node._tag === "Leaf"
+          ? yield* Either.mapLeft(Preflight.check(node.words, node.input, extrasOf(node), argv.slice(start)), Failure.usage)
+          : argv.slice(start)
+        return yield* app.run([...argv.slice(0, start), ...ordered]).pipe(
           // Help below an operator command is @effect/cli's: without its built-in options on every command.
           Effect.provide(CliConfig.layer({ showBuiltIns: false })),
           Effect.tapError((error) =>
@@ -424,6 +434,7 @@ export const runWith = <R = never, E = never, A = never, Name extends string = s
               : Effect.void
           )
         )
+      }
     }
   }).pipe(
     Effect.tapError((error) => (Failure.isFailure(error) ? Console.error(Format.failure(error)) : Effect.void)),

@@ -218,7 +218,12 @@ export type Resolution =
   | { readonly _tag: "Help"; readonly node: Node }
   | { readonly _tag: "Unknown"; readonly node: Branch | External; readonly word: string }
   | { readonly _tag: "Missing"; readonly node: Branch }
-  | { readonly _tag: "Parse"; readonly node: Node }
+  | {
+    readonly _tag: "Parse"
+    readonly node: Node
+    /** Where the arguments after the command words start (for a leaf: its flags and positional argument). */
+    readonly at: number
+  }
 
 const isHelp = (arg: string) => arg === "--help" || arg === "-h"
 
@@ -252,26 +257,26 @@ export const resolve = (
     builtIn ||= arg === "--version" || arg === "--wizard" || arg === "--completions"
     if (takesValue.has(arg)) i += 2
     else if (arg.includes("=") || arg === "--version" || arg === "--wizard") i += 1
-    else return { _tag: "Parse", node }
+    else return { _tag: "Parse", node, at: i }
   }
   while (node._tag === "Branch" || node._tag === "External") {
     const word = words[i]
     if (word === undefined || word.startsWith("-")) {
       // A hand-written command without subcommands has its flags, which only @effect/cli's help shows.
-      if (help && node._tag === "External" && node.commands.length === 0) return { _tag: "Parse", node }
+      if (help && node._tag === "External" && node.commands.length === 0) return { _tag: "Parse", node, at: i }
       if (help) return { _tag: "Help", node }
       if (word === undefined && node._tag === "Branch" && !builtIn) return { _tag: "Missing", node }
-      return { _tag: "Parse", node }
+      return { _tag: "Parse", node, at: i }
     }
     if (node._tag === "External") {
       if (!node.commands.some((command) => command.word === word)) return { _tag: "Unknown", node, word }
       // The external subtree's own help and parsing belong to @effect/cli.
-      return { _tag: "Parse", node }
+      return { _tag: "Parse", node, at: i }
     }
     const next: Node | undefined = node.children.find((child) => wordOf(child) === word)
     if (next === undefined) return { _tag: "Unknown", node, word }
     node = next
     i += 1
   }
-  return help ? { _tag: "Help", node } : { _tag: "Parse", node }
+  return help ? { _tag: "Help", node } : { _tag: "Parse", node, at: i }
 }

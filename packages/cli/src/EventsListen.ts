@@ -29,6 +29,7 @@ import * as Cli from "./Cli.js"
 import * as Credentials from "./Credentials.js"
 import * as Failure from "./Failure.js"
 import * as Format from "./Format.js"
+import * as InputFlags from "./InputFlags.js"
 import * as Remote from "./Remote.js"
 
 /** The operations the command drives, by the names the events bundle declares. @since 0.1.0 @category constants */
@@ -193,7 +194,7 @@ const flags = {
     CliOptions.withDescription("Also POST each verified delivery (body and webhook-* headers) to this URL; its answer is the answer the server gets."),
     CliOptions.optional
   ),
-  port: CliOptions.integer("port").pipe(CliOptions.withDescription("Port to listen on, on 127.0.0.1 (default: a free one)."), CliOptions.withDefault(0)),
+  port: InputFlags.numberOption("port", "integer").pipe(CliOptions.withDescription("Port to listen on, on 127.0.0.1 (default: a free one)."), CliOptions.withDefault(0)),
   json: CliOptions.boolean("json").pipe(CliOptions.withDescription("One JSON object per delivery and line."))
 }
 

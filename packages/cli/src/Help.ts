@@ -15,10 +15,11 @@
  *
  * @since 0.1.0
  */
-import * as Operation from "@service/core/Operation"
 import * as CommandTree from "./CommandTree.js"
 import * as Failure from "./Failure.js"
-import type * as InputFlags from "./InputFlags.js"
+import * as Format from "./Format.js"
+import * as InputFlags from "./InputFlags.js"
+import * as Suggest from "./Suggest.js"
 
 /**
  * A root option as help shows it.
@@ -200,6 +201,27 @@ const branchHelp = (node: CommandTree.Branch | CommandTree.External, root: Comma
   ].join("\n")
 }
 
+/**
+ * The capability example of a leaf as a command line that runs: the inverse of how the command reads its input
+ * (`InputFlags.toArgs`), so a field no flag expresses goes in `--input-json`; a placeholder positional
+ * (`"<source>"`) is shown as `<source-id>`.
+ *
+ * @since 0.1.0 @category rendering
+ */
+export const example = (prefix: string, leaf: CommandTree.Leaf): string => {
+  const given = leaf.operation.capability.example
+  const positional = leaf.input.positional
+  const value = positional === undefined ? undefined : given[positional.field]
+  const placeholder = positional !== undefined && typeof value === "string" && value.startsWith("<")
+  const rest = Object.fromEntries(Object.entries(given).filter(([field]) => !placeholder || field !== positional.field))
+  return [
+    prefix,
+    ...leaf.words.slice(1),
+    ...(placeholder ? [`<${positional.name}>`] : []),
+    ...InputFlags.toArgs(leaf.input, rest).map(Format.shellQuote)
+  ].join(" ")
+}
+
 const leafHelp = (leaf: CommandTree.Leaf, root: CommandTree.Branch, context: Context): string => {
   const { input, operation } = leaf
   const prefix = root.words.join(" ")
@@ -246,7 +268,7 @@ const leafHelp = (leaf: CommandTree.Leaf, root: CommandTree.Branch, context: Con
     ...wrap(`May refuse with: ${operation.refuses.join(", ")} (exit ${Failure.ExitCode.refused}).`, "  "),
     "",
     bold("EXAMPLE"),
-    `  ${Operation.cliExample(prefix, leaf.group, operation)}`
+    `  ${example(prefix, leaf)}`
   ].join("\n")
 }
 
@@ -272,7 +294,8 @@ export const render = (node: CommandTree.Node, root: CommandTree.Branch, context
  * @since 0.1.0 @category rendering
  */
 export const unknownCommand = (node: CommandTree.Branch | CommandTree.External, word: string): string =>
-  `unknown command '${word}' for '${node.words.join(" ")}'. Use one of: ${CommandTree.choicesOf(node).join(", ")}. ` +
+  `unknown command '${word}' for '${node.words.join(" ")}'.${Suggest.didYouMean(word, CommandTree.choicesOf(node))} ` +
+  `Use one of: ${CommandTree.choicesOf(node).join(", ")}. ` +
   `Run '${node.words.join(" ")} --help' for usage.`
 
 /**

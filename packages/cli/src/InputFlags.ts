@@ -17,8 +17,11 @@
  * @since 0.1.0
  */
 import * as Args from "@effect/cli/Args"
+import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
+import * as ValidationError from "@effect/cli/ValidationError"
 import * as Operation from "@service/core/Operation"
+import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
@@ -74,14 +77,51 @@ export interface Spec {
   readonly positional: Positional | undefined
   /** Top-level fields no flag expresses: set them with `--input-json`. */
   readonly unflagged: ReadonlyArray<string>
+  /** The input pages with a `cursor` text field (the previous page's next cursor): the command takes `--all`. */
+  readonly paged: boolean
 }
+
+/**
+ * What an operation command takes besides its input's flags: `--follow` when its operation declares it,
+ * `--all` when its input pages.
+ *
+ * @since 0.1.0 @category models
+ */
+export interface Extras {
+  readonly follow: boolean
+  readonly paged: boolean
+}
+
+/**
+ * The output formats of `--format`.
+ *
+ * @since 0.1.0 @category models
+ */
+export const formats = ["text", "json", "csv"] as const
+
+/** @since 0.1.0 @category models */
+export type OutputFormat = (typeof formats)[number]
+
+/**
+ * The command's own flags (not from its input), with whether each reads a value.
+ *
+ * @since 0.1.0 @category options
+ */
+export const commandFlags = (extras: Extras): ReadonlyArray<{ readonly name: string; readonly takesValue: boolean }> => [
+  { name: "json", takesValue: false },
+  { name: "input-json", takesValue: true },
+  { name: "format", takesValue: true },
+  { name: "help", takesValue: false },
+  ...(extras.follow ? [{ name: "follow", takesValue: false }] : []),
+  ...(extras.paged ? [{ name: "all", takesValue: false }] : [])
+]
 
 /**
  * Flag names an input field may not take: the command's own flags and @effect/cli's built-ins.
  *
  * @since 0.1.0 @category constants
  */
-export const reserved: ReadonlyArray<string> = ["json", "input-json", "follow", "help", "h", "version", "wizard", "completions", "log-level"]
+export const reserved: ReadonlyArray<string> = ["json", "input-json", "follow", "all", "format", "help", "h", "version", "wizard", "completions", "log-level"]
 
 // -----------------------------------------------------------------------------
 // Reading the schema
@@ -151,8 +191,16 @@ const scalarOf = (type: AST.AST): Scalar | undefined => {
 
 const withoutRefinements = (ast: AST.AST): AST.AST => (ast._tag === "Refinement" ? withoutRefinements(ast.from) : ast)
 
+/** A nullable field's type without its `null` member: a flag sets a value; `null` goes in `--input-json`. */
+const nonNull = (ast: AST.AST): AST.AST => {
+  if (ast._tag !== "Union") return ast
+  const members = ast.types.filter((member) => !(member._tag === "Literal" && member.literal === null))
+  const [only] = members
+  return members.length === ast.types.length ? ast : members.length === 1 && only !== undefined ? only : AST.Union.make(members, ast.annotations)
+}
+
 const kindOf = (fieldType: AST.AST): Kind | undefined => {
-  const type = defined(fieldType)
+  const type = nonNull(defined(fieldType))
   const literals = literalsOf(AST.encodedAST(type))
   if (literals !== undefined && literals.length > 0) {
     return { _tag: "Choice", choices: literals.map((literal) => [String(literal), literal] as const) }
@@ -160,7 +208,8 @@ const kindOf = (fieldType: AST.AST): Kind | undefined => {
   const scalar = scalarOf(type)
   if (scalar !== undefined) return { _tag: "Scalar", scalar }
   const tuple = withoutRefinements(type)
-  if (tuple._tag === "TupleType" && tuple.elements.length === 0 && tuple.rest.length === 1) {
+  // An array, or a non-empty array (its first element's type is the rest's: `Schema.NonEmptyArray`).
+  if (tuple._tag === "TupleType" && tuple.rest.length === 1 && tuple.elements.every((e) => !e.isOptional && e.type === tuple.rest[0]?.type)) {
     const element = tuple.rest[0]?.type
     if (element === undefined) return undefined
     const elementLiterals = literalsOf(AST.encodedAST(element))
@@ -242,7 +291,10 @@ export const spec = (
     }
     seen.add(flag.name)
   }
-  return Either.right({ flags, positional, unflagged })
+  const cursor = properties.find((p) => String(p.name) === "cursor")
+  const cursorKind = cursor === undefined ? undefined : kindOf(cursor.type)
+  const paged = cursorKind?._tag === "Scalar" && cursorKind.scalar === "text"
+  return Either.right({ flags, positional, unflagged, paged })
 }
 
 /**
@@ -311,6 +363,10 @@ export interface Values {
   readonly json: boolean
   /** `--follow`, on commands whose operation declares it. */
   readonly follow: boolean
+  /** `--all`, on commands whose input pages. */
+  readonly all: boolean
+  /** `--format`; `--json` is `json`. */
+  readonly format: Option.Option<OutputFormat>
 }
 
 /**
@@ -336,6 +392,23 @@ const element = (scalar: Scalar) => (raw: string): unknown => {
   }
 }
 
+/**
+ * Reads a number, saying in English what is wrong with a value that is not one (@effect/cli's own message is
+ * "'abc' is not a integer").
+ *
+ * @since 0.1.0 @category options
+ */
+export const numberOption = (name: string, scalar: "integer" | "number"): Options.Options<number> =>
+  Options.text(name).pipe(
+    Options.mapEffect((raw) => {
+      const n = Number(raw)
+      const ok = raw.trim() !== "" && (scalar === "integer" ? Number.isInteger(n) : Number.isFinite(n))
+      return ok ? Effect.succeed(n) : Effect.fail(ValidationError.invalidValue(HelpDoc.p(
+        scalar === "integer" ? `'${raw}' is not an integer (--${name} takes a whole number).` : `'${raw}' is not a number (--${name} takes a number).`
+      )))
+    })
+  )
+
 const described = <A>(description: string | undefined) => (options: Options.Options<A>): Options.Options<A> =>
   description === undefined ? options : Options.withDescription(options, description)
 
@@ -344,9 +417,8 @@ const scalarOption = (flag: Flag, scalar: Scalar): Options.Options<Option.Option
     case "text":
       return Options.text(flag.name).pipe(described(flag.description), Options.optional)
     case "integer":
-      return Options.integer(flag.name).pipe(described(flag.description), Options.optional)
     case "number":
-      return Options.float(flag.name).pipe(described(flag.description), Options.optional)
+      return numberOption(flag.name, scalar).pipe(described(flag.description), Options.optional)
     case "boolean":
       // Present means true; absent leaves the field out (the schema's default applies).
       return Options.boolean(flag.name).pipe(
@@ -414,16 +486,37 @@ export const followOption = Options.boolean("follow").pipe(
 )
 
 /**
- * The options of an operation command; `follow` adds `--follow`.
+ * The `--all` flag of commands whose input pages.
  *
  * @since 0.1.0 @category options
  */
-export const options = (spec: Spec, follow = false): Options.Options<Omit<Values, "positional">> =>
+export const allOption = Options.boolean("all").pipe(
+  Options.withDescription("Read every page: follow the next cursor and print rows as they come (progress on stderr).")
+)
+
+/**
+ * The `--format` flag every operation command has.
+ *
+ * @since 0.1.0 @category options
+ */
+export const formatOption = Options.choice("format", formats).pipe(
+  Options.withDescription("text (a summary; the default), json (the wire output, as --json) or csv (the rows of the table)."),
+  Options.optional
+)
+
+/**
+ * The options of an operation command; `extras` adds `--follow` and `--all`.
+ *
+ * @since 0.1.0 @category options
+ */
+export const options = (spec: Spec, extras: Extras = { follow: false, paged: false }): Options.Options<Omit<Values, "positional">> =>
   Options.all({
     flags: Options.all(spec.flags.map(flagOption)),
     inputJson: inputJsonOption,
     json: jsonOption,
-    follow: follow ? followOption : Options.none.pipe(Options.map(() => false))
+    format: formatOption,
+    follow: extras.follow ? followOption : Options.none.pipe(Options.map(() => false)),
+    all: extras.paged ? allOption : Options.none.pipe(Options.map(() => false))
   })
 
 /**
@@ -450,13 +543,22 @@ export const argOf = (positional: Positional): Args.Args<unknown> => {
   const kind = positional.kind
   const base: Args.Args<unknown> = kind._tag === "Choice"
     ? Args.choice(kind.choices.map(([shown, value]): [string, unknown] => [shown, value]), config)
-    : kind._tag === "Scalar" && kind.scalar === "integer"
-    ? Args.integer(config)
-    : kind._tag === "Scalar" && kind.scalar === "number"
-    ? Args.float(config)
+    : kind._tag === "Scalar" && (kind.scalar === "integer" || kind.scalar === "number")
+    ? numberArg(positional.name, kind.scalar)
     : Args.text(config)
   return positional.description === undefined ? base : Args.withDescription(base, positional.description)
 }
+
+const numberArg = (name: string, scalar: "integer" | "number"): Args.Args<number> =>
+  Args.text({ name }).pipe(
+    Args.mapEffect((raw) => {
+      const n = Number(raw)
+      const ok = raw.trim() !== "" && (scalar === "integer" ? Number.isInteger(n) : Number.isFinite(n))
+      return ok ? Effect.succeed(n) : Effect.fail(HelpDoc.p(
+        `'${raw}' is not ${scalar === "integer" ? "an integer" : "a number"} (<${name}> takes ${scalar === "integer" ? "a whole number" : "a number"}).`
+      ))
+    })
+  )
 
 const setPath = (target: Record<string, unknown>, path: Flag["path"], value: unknown): void => {
   const [outer, inner] = path

@@ -351,7 +351,7 @@ describe("Cli over any group", () => {
       assert.match(help.stdout, /service ops ping +Answers pong\./)
       const unknown = yield* runFake(["ops", "pong"], { ...toy, operator })
       assert.strictEqual(unknown.code, ExitCode.usage)
-      assert.include(unknown.stderr, "unknown command 'pong' for 'service ops'. Use one of: ping.")
+      assert.include(unknown.stderr, "unknown command 'pong' for 'service ops'. Did you mean 'ping'? Use one of: ping.")
       const ran = yield* runFake(["ops", "ping"], { ...toy, operator })
       assert.strictEqual(ran.code, ExitCode.ok)
       assert.strictEqual(ran.stdout, "pong")

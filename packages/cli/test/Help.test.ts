@@ -118,8 +118,8 @@ describe("Help", () => {
   describe("unknown and missing commands", () => {
     for (
       const [args, level, choices] of [
-        [["markt"], "service", "market, toy"],
-        [["market", "supplier", "search"], "service market", marketCommands],
+        [["markt"], "service", "Did you mean 'market'? Use one of: market, toy"],
+        [["market", "supplier", "search"], "service market", `Did you mean 'suppliers'? Use one of: ${marketCommands}`],
         [["market", "suppliers", "frobnicate"], "service market suppliers", supplierCommands],
         [["--api-key", "k", "toy", "things", "delete"], "service toy things", "aggregate, get, list"]
       ] as const
@@ -129,7 +129,7 @@ describe("Help", () => {
           const { code, stderr, stdout } = yield* runFake(args, { groups })
           assert.strictEqual(code, ExitCode.usage)
           assert.strictEqual(stdout, "")
-          assert.include(stderr, `for '${level}'. Use one of: ${choices}.`)
+          assert.include(stderr, `for '${level}'. ${choices.startsWith("Did") ? "" : "Use one of: "}${choices}.`)
           assert.include(stderr, `Run '${level} --help' for usage.`)
         }))
     }
@@ -147,6 +147,51 @@ describe("Help", () => {
         assert.strictEqual(code, ExitCode.usage)
         assert.include(stderr, "'--limt'")
         assert.include(stderr, "Run 'service market suppliers search --help' for usage.")
+      }))
+  })
+
+  describe("did you mean", () => {
+    it.effect("a mistyped command word names the closest command", () =>
+      Effect.gen(function*() {
+        const { code, stderr } = yield* runFake(["market", "suppliers", "serch"], { groups })
+        assert.strictEqual(code, ExitCode.usage)
+        assert.include(stderr, "unknown command 'serch' for 'service market suppliers'. Did you mean 'search'?")
+      }))
+
+    it.effect("a mistyped flag names the closest flag of that command", () =>
+      Effect.gen(function*() {
+        const { code, stderr } = yield* runFake(["--api-key", "k", "market", "suppliers", "search", "--limt", "3"], { groups })
+        assert.strictEqual(code, ExitCode.usage)
+        assert.include(stderr, "unknown flag '--limt' for 'service market suppliers search'. Did you mean '--limit'?")
+      }))
+
+    it.effect("nothing close: no guess, only the pointer to help", () =>
+      Effect.gen(function*() {
+        const { code, stderr } = yield* runFake(["--api-key", "k", "market", "suppliers", "search", "--zzzzzzzz"], { groups })
+        assert.strictEqual(code, ExitCode.usage)
+        assert.notInclude(stderr, "Did you mean")
+        assert.include(stderr, "Run 'service market suppliers search --help' for usage.")
+      }))
+  })
+
+  describe("numbers", () => {
+    it.effect("a value that is not a number says so in English, naming the flag", () =>
+      Effect.gen(function*() {
+        const { code, stderr, sent } = yield* runFake(["--api-key", "k", "market", "suppliers", "search", "--limit", "abc"], { groups })
+        assert.strictEqual(code, ExitCode.usage)
+        assert.include(stderr, "'abc' is not an integer (--limit takes a whole number).")
+        assert.notInclude(stderr, "a integer")
+        assert.strictEqual(sent.length, 0)
+      }))
+
+    it.effect("the positional argument may come before the flags", () =>
+      Effect.gen(function*() {
+        const { code, sent } = yield* runFake(["--api-key", "k", "toy", "things", "get", "thr_1", "--json"], {
+          groups,
+          reply: { status: 500, body: { code: "X", message: "x" } }
+        })
+        assert.notStrictEqual(code, ExitCode.usage)
+        assert.strictEqual(sent.length, 1)
       }))
   })
 

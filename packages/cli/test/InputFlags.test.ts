@@ -71,7 +71,9 @@ describe("InputFlags", () => {
       positional: Option.none(),
       inputJson: Option.fromNullable(inputJson),
       json: false,
-      follow: false
+      follow: false,
+      all: false,
+      format: Option.none()
     })
 
     it("--input-json first, flags over it, nested flags merged into its object", () => {

@@ -589,14 +589,33 @@ export const commandWords = (
   op: { readonly cli: CliBinding }
 ): ReadonlyArray<string> => [prefix, group.cli.word, ...op.cli.words]
 
-const exampleValue = (value: unknown): string => {
-  if (Array.isArray(value)) return value.map(String).join(",")
-  if (typeof value === "string") return /^[A-Za-z0-9_./:=,@%+-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`
-  return String(value)
+const shellWord = (value: string): string =>
+  /^[A-Za-z0-9_./:=,@%+-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`
+
+const isFlagScalar = (value: unknown): value is string | number | boolean =>
+  typeof value === "string" || typeof value === "number" || typeof value === "boolean"
+
+/**
+ * The flag value of an example field, or `undefined` when no flag can carry it: an object, an array holding
+ * anything but scalars, or an array element the comma split would change (those go in `--input-json`).
+ */
+const flagValue = (value: unknown): string | undefined => {
+  if (Array.isArray(value)) {
+    const items: Array<string> = []
+    for (const item of value) {
+      if (!isFlagScalar(item)) return undefined
+      const text = String(item)
+      if (text === "" || text.includes(",") || text.trim() !== text) return undefined
+      items.push(text)
+    }
+    return items.length === 0 ? undefined : shellWord(items.join(","))
+  }
+  return isFlagScalar(value) ? shellWord(String(value)) : undefined
 }
 
 /**
- * The runnable command line of the capability example.
+ * The runnable command line of the capability example. Fields no flag can carry (objects, arrays of
+ * objects) go in one `--input-json` object, quoted for a POSIX shell, as the CLI reads it.
  *
  * @since 0.1.0 @category naming
  */
@@ -606,22 +625,35 @@ export const cliExample = (
   op: { readonly cli: CliBinding; readonly capability: CapabilityText }
 ): string => {
   const words: Array<string> = [...commandWords(prefix, group, op)]
+  const rest: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(op.capability.example)) {
+    if (value === undefined) continue
     if (key === op.cli.positional) {
-      words.push(typeof value === "string" && value.startsWith("<") ? `<${flagName(key)}>` : exampleValue(value))
+      const word = typeof value === "string" && value.startsWith("<") ? `<${flagName(key)}>` : flagValue(value)
+      if (word === undefined) rest[key] = value
+      else words.push(word)
       continue
     }
     const nested = op.cli.nested?.[key]
-    if (nested !== undefined && typeof value === "object" && value !== null) {
-      for (const [inner, flag] of Object.entries(nested)) {
-        const innerValue: unknown = Object.entries(value).find(([k]) => k === inner)?.[1]
-        if (innerValue !== undefined) words.push(`--${flag}`, exampleValue(innerValue))
+    if (nested !== undefined && typeof value === "object" && value !== null && !Array.isArray(value)) {
+      const innerRest: Record<string, unknown> = {}
+      for (const [inner, innerValue] of Object.entries(value)) {
+        const flag = nested[inner]
+        const word = flag === undefined ? undefined : flagValue(innerValue)
+        if (flag !== undefined && word !== undefined) words.push(`--${flag}`, word)
+        else innerRest[inner] = innerValue
       }
+      if (Object.keys(innerRest).length > 0) rest[key] = innerRest
       continue
     }
     if (value === true) words.push(`--${flagName(key)}`)
-    else if (value !== false) words.push(`--${flagName(key)}`, exampleValue(value))
+    else if (value !== false) {
+      const word = flagValue(value)
+      if (word === undefined) rest[key] = value
+      else words.push(`--${flagName(key)}`, word)
+    }
   }
+  if (Object.keys(rest).length > 0) words.push("--input-json", shellWord(JSON.stringify(rest)))
   return words.join(" ")
 }
 

@@ -109,6 +109,13 @@ describe("naming", () => {
     )
   })
 
+  it("puts example fields no flag carries (objects, arrays of objects) in one quoted --input-json", () => {
+    const op = { cli: { words: ["compare"] }, capability: { ...echo.capability, example: { segments: [{ name: "a b" }], codes: ["x", "y"], top: 3 } } }
+    const line = Operation.cliExample("acme", group, op)
+    assert.notInclude(line, "[object Object]")
+    assert.strictEqual(line, `acme toy compare --codes x,y --top 3 --input-json '{"segments":[{"name":"a b"}]}'`)
+  })
+
   it("always lists the structural refusal among an operation's refusals", () => {
     assert.deepStrictEqual(echo.refuses, ["bad_value", "gone"])
     assert.deepStrictEqual(echo.surfaces, { http: true, mcp: true, cli: true })
