@@ -151,6 +151,15 @@ const propertiesOf = (ast: AST.AST): ReadonlyArray<AST.PropertySignature> | unde
   }
 }
 
+/**
+ * Whether the input must carry `field`: read on the encoded side, what a caller sends. The type side of a field
+ * with a default (`Schema.optionalWith(..., { default })`) is required, though a caller may leave it out.
+ */
+const requiredOnWire = (ast: AST.AST, field: string): boolean => {
+  const property = (propertiesOf(AST.encodedAST(ast)) ?? []).find((p) => String(p.name) === field)
+  return property !== undefined && !property.isOptional
+}
+
 const literalsOf = (ast: AST.AST): ReadonlyArray<AST.LiteralValue> | undefined => {
   if (ast._tag === "Literal") return ast.literal === null ? undefined : [ast.literal]
   if (ast._tag !== "Union") return undefined
@@ -246,7 +255,7 @@ export const spec = (
   for (const property of properties) {
     const field = String(property.name)
     const description = descriptionOf(property)
-    const required = !property.isOptional
+    const required = requiredOnWire(op.modelInput.ast, field)
     if (field === op.cli.positional) {
       const kind = kindOf(property.type)
       if (kind === undefined || kind._tag === "List") {
@@ -269,7 +278,7 @@ export const spec = (
           path: [field, innerField],
           kind,
           description: descriptionOf(innerProperty) ?? description,
-          required: required && !innerProperty.isOptional
+          required: required && requiredOnWire(defined(property.type), innerField)
         })
       }
       continue
@@ -329,7 +338,7 @@ export const operatorSpec = (
       field,
       kind,
       description: descriptionOf(property),
-      required: !property.isOptional,
+      required: requiredOnWire(schema.ast, field),
       list: kind._tag === "List"
     })
   }
@@ -339,7 +348,7 @@ export const operatorSpec = (
     if (positional.includes(field)) continue
     const kind = kindOf(property.type)
     if (kind === undefined) return Either.left(`${name}: the field ${field} has no flag form`)
-    const flag: Flag = { name: Operation.flagName(field), path: [field], kind, description: descriptionOf(property), required: !property.isOptional }
+    const flag: Flag = { name: Operation.flagName(field), path: [field], kind, description: descriptionOf(property), required: requiredOnWire(schema.ast, field) }
     if (reserved.includes(flag.name)) return Either.left(`${name}: the flag --${flag.name} is reserved`)
     flags.push(flag)
   }

@@ -3,6 +3,7 @@
  * the derived help fixes, and the colour policy on everything printed.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as App from "@service/app/App"
 import * as MarketOperations from "@service/market-contract/Operations"
 import * as Effect from "effect/Effect"
 import { ExitCode } from "../src/Failure.js"
@@ -92,6 +93,15 @@ describe("Help", () => {
       const get = yield* runFake(["market", "suppliers", "get", "--help"], { groups })
       assert.include(usageOf(get.stdout), " market suppliers get <record-ref> ")
       assert.include(get.stdout, "ARGUMENTS")
+    }))
+
+  it.effect("a field with a default is optional in OPTIONS and USAGE, as ABOUT says (topics create --body)", () =>
+    Effect.gen(function*() {
+      const { stdout } = yield* runFake(["topics", "create", "--help"], { groups: App.app.groups })
+      assert.include(optionBlock(stdout, "body"), "(optional)")
+      assert.include(usageOf(stdout), " [--body <text>] ")
+      assert.include(optionBlock(stdout, "title"), "(required)")
+      assert.include(stdout, "optionally body")
     }))
 
   it.effect("each flag's text is its field's description, never \"A user-defined piece of text.\"", () =>
