@@ -48,6 +48,7 @@ import * as Help from "./Help.js"
 import * as InputFlags from "./InputFlags.js"
 import * as Preflight from "./Preflight.js"
 import * as Remote from "./Remote.js"
+import * as Tabular from "./Tabular.js"
 
 /** @since 0.1.0 @category constants */
 export const version = "0.1.0"
@@ -306,6 +307,73 @@ const followItems = <E, R>(
     )
   })
 
+/** The table hints of a leaf: its operation's, else its group's. */
+const tableOf = (leaf: CommandTree.Leaf): Operation.CliTable | undefined => leaf.operation.cli.table ?? leaf.group.cli.table
+
+/** One output as `format` prints it: the wire JSON, its rows as CSV (a single record as one row), or the summary. */
+const render = (leaf: CommandTree.Leaf, format: InputFlags.OutputFormat, output: unknown, input: Readonly<Record<string, unknown>>): string => {
+  const table = tableOf(leaf)
+  switch (format) {
+    case "json":
+      return Format.json(output)
+    case "csv": {
+      const rows = Tabular.rowsOf(output, table)?.rows ?? (Predicate.isRecord(output) ? [output] : [])
+      const columns = Tabular.columnsOf(rows, table, true)
+      return [Tabular.csvHeader(columns), ...rows.map((row) => Tabular.csvRow(columns, row))].join("\n")
+    }
+    case "text":
+      return Format.summary(leaf.operation.cli.summary, output, {
+        input,
+        commandLine: (next) => [...leaf.words, ...InputFlags.toArgs(leaf.input, next)].map(Format.shellQuote).join(" ")
+      }, { table, paged: leaf.input.paged })
+  }
+}
+
+/**
+ * `--all`: reads page after page, following the output's next cursor, and prints each page's rows as they come:
+ * a table whose columns and widths the first page sets (text), CSV records under one header, or one JSON object
+ * per line. Progress goes to stderr; a refused page ends the run with its refusal after the rows already printed.
+ */
+const readAll = <R>(
+  read: (input: Readonly<Record<string, unknown>>) => Effect.Effect<unknown, Failure.Failure, R>,
+  first: Readonly<Record<string, unknown>>,
+  table: Operation.CliTable | undefined,
+  format: InputFlags.OutputFormat
+): Effect.Effect<void, Failure.Failure, R> =>
+  Effect.gen(function*() {
+    let input = first
+    let page = 0
+    let count = 0
+    let layout: { readonly columns: ReadonlyArray<Tabular.Column>; readonly widths: ReadonlyArray<number> } | undefined
+    while (true) {
+      const output = yield* read(input)
+      page += 1
+      const rows = Tabular.rowsOf(output, table)?.rows ?? []
+      if (layout === undefined && (rows.length > 0 || format === "csv")) {
+        const columns = Tabular.columnsOf(rows, table, format === "csv")
+        layout = { columns, widths: Tabular.widthsOf(columns, rows) }
+        if (format === "text") yield* Console.log(Tabular.headerLine(columns, layout.widths))
+        if (format === "csv") yield* Console.log(Tabular.csvHeader(columns))
+      }
+      for (const row of rows) {
+        yield* Console.log(
+          format === "json"
+            ? JSON.stringify(row)
+            : layout === undefined
+            ? Format.itemLine(row)
+            : format === "csv"
+            ? Tabular.csvRow(layout.columns, row)
+            : Tabular.rowLine(layout.columns, layout.widths, row)
+        )
+      }
+      count += rows.length
+      const next = Tabular.nextCursorOf(output)
+      yield* Console.error(`page ${page}, ${count} row${count === 1 ? "" : "s"}${next === undefined ? " (last page)" : "…"}`)
+      if (next === undefined) return
+      input = { ...first, cursor: next }
+    }
+  })
+
 /** Prints a failure the way the command was asked to (`--json` or text) and marks it as printed. */
 const report = (asJson: boolean) => (failure: Failure.Failure) =>
   Console.error(asJson ? Format.failureJson(failure) : Format.failure(failure)).pipe(
@@ -330,8 +398,9 @@ const build = <R, E, A, Name extends string>(prefix: string, options: Options<R,
     const tree = yield* treeFor(prefix, options)
     const root = Command.make(prefix, connection)
 
-    const call = (leaf: CommandTree.Leaf, values: InputFlags.Values) =>
-      Effect.gen(function*() {
+    const call = (leaf: CommandTree.Leaf, values: InputFlags.Values) => {
+      const format: InputFlags.OutputFormat = values.json ? "json" : Option.getOrElse(values.format, (): InputFlags.OutputFormat => "text")
+      return Effect.gen(function*() {
         const input = yield* Either.mapLeft(InputFlags.assemble(leaf.input, values), Failure.usage)
         const settings = yield* root
         const credential = yield* Credentials.resolve(settings)
@@ -339,17 +408,13 @@ const build = <R, E, A, Name extends string>(prefix: string, options: Options<R,
         const checked = yield* Remote.check(leaf, input)
         const connection = { baseUrl: settings.baseUrl, credential: credential.value, pathParams: { workspace: settings.workspace } }
         const follow = leaf.operation.cli.follow
-        if (values.follow && follow !== undefined) return yield* followItems(Remote.call(connection, leaf, checked), follow, values.json)
-        const output = yield* Remote.call(connection, leaf, checked)
-        yield* Console.log(
-          values.json
-            ? Format.json(output)
-            : Format.summary(leaf.operation.cli.summary, output, {
-              input: checked,
-              commandLine: (next) => [...leaf.words, ...InputFlags.toArgs(leaf.input, next)].map(Format.shellQuote).join(" ")
-            })
-        )
-      }).pipe(Effect.catchAll(report(values.json)))
+        if (values.follow && follow !== undefined) return yield* followItems(Remote.call(connection, leaf, checked), follow, format === "json")
+        const read = (input: Readonly<Record<string, unknown>>) => Remote.call(connection, leaf, input)
+        if (values.all && leaf.input.paged) return yield* readAll(read, checked, tableOf(leaf), format)
+        const output = yield* read(checked)
+        yield* Console.log(render(leaf, format, output, checked))
+      }).pipe(Effect.catchAll(report(format === "json")))
+    }
 
     const handle = (invocation: Invocation) =>
       invocation._tag === "Missing"

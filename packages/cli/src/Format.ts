@@ -10,6 +10,7 @@ import type * as Operation from "@service/core/Operation"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import type { Failure } from "./Failure.js"
+import * as Tabular from "./Tabular.js"
 
 /**
  * Pretty-printed JSON, as `--json` prints it.
@@ -42,65 +43,127 @@ const scalarText = (value: unknown): string | undefined => {
 
 const isScalar = (value: unknown): boolean => scalarText(value) !== undefined
 
-const shownItems = 20
-
 /**
- * One array item on one line: its scalar fields as `key: value`, nested values elided.
+ * One array item on one line: its scalar fields as `key: value`, nested values by their naming field or as
+ * compact JSON (`--follow` prints items this way).
  *
  * @since 0.1.0 @category formatting
  */
 export const itemLine = (item: unknown): string => {
   const scalar = scalarText(item)
   if (scalar !== undefined) return scalar
-  if (Array.isArray(item)) return `[${item.length} items]`
-  if (!Predicate.isRecord(item)) return String(item)
-  return Object.entries(item)
-    .map(([key, value]) => {
-      const text = scalarText(value)
-      if (text !== undefined) return `${key}: ${text}`
-      if (Array.isArray(value) && value.every(isScalar)) return `${key}: ${value.map((v) => scalarText(v) ?? "").join(", ")}`
-      return `${key}: {…}`
-    })
-    .join(" · ")
+  if (!Predicate.isRecord(item)) return Tabular.cellText(item)
+  return Object.entries(item).map(([key, value]) => `${key}: ${scalarText(value) ?? Tabular.cellText(value)}`).join(" · ")
 }
 
-const outlineLines = (value: unknown, indent: string): Array<string> => {
-  if (!Predicate.isRecord(value)) return [`${indent}${itemLine(value)}`]
+/** How many rows of a nested list a summary shows. */
+const shownItems = 20
+
+/** A long text fact is cut here (a topic's body); --json has all of it. */
+const factWidth = 200
+
+const factText = (text: string): string => {
+  const flat = text.replace(/\s+/g, " ").trim()
+  return flat.length > factWidth ? `${flat.slice(0, factWidth - 1)}… (--json shows all)` : flat
+}
+
+const isCursorField = (key: string): boolean => key === "next_cursor" || key === "nextCursor"
+
+/** Facts as `path: value` lines: nested objects by dotted path, lists of objects as indented tables. */
+const factLines = (value: Readonly<Record<string, unknown>>, prefix: string, indent: string, depth: number): Array<string> => {
   const lines: Array<string> = []
   for (const [key, field] of Object.entries(value)) {
+    if (isCursorField(key)) continue
+    const name = `${prefix}${key}`
     const text = scalarText(field)
     if (text !== undefined) {
-      lines.push(`${indent}${key}: ${text}`)
+      lines.push(`${indent}${name}: ${factText(text)}`)
     } else if (Array.isArray(field)) {
-      if (field.every(isScalar)) {
-        lines.push(`${indent}${key}: ${field.length === 0 ? "(none)" : field.map((v) => scalarText(v) ?? "").join(", ")}`)
-        continue
-      }
-      lines.push(`${indent}${key}: (${field.length})`)
-      field.slice(0, shownItems).forEach((item, i) => lines.push(`${indent}  ${i + 1}. ${itemLine(item)}`))
-      if (field.length > shownItems) lines.push(`${indent}  … ${field.length - shownItems} more (--json shows all)`)
+      if (field.length === 0) lines.push(`${indent}${name}: (none)`)
+      else if (field.every(isScalar)) lines.push(`${indent}${name}: ${factText(field.map((v) => scalarText(v) ?? "").join(", "))}`)
+      else if (field.every(Predicate.isRecord)) {
+        const rows = field.filter(Predicate.isRecord)
+        lines.push(`${indent}${name} (${rows.length}):`)
+        const table = Tabular.table(Tabular.columnsOf(rows), rows.slice(0, shownItems))
+        lines.push(...table.split("\n").map((line) => `${indent}  ${line}`))
+        if (rows.length > shownItems) lines.push(`${indent}  … ${rows.length - shownItems} more (--json shows all)`)
+      } else lines.push(`${indent}${name}: ${factText(JSON.stringify(field))}`)
     } else if (Predicate.isRecord(field)) {
-      lines.push(`${indent}${key}:`, ...outlineLines(field, `${indent}  `))
+      if (Object.keys(field).length === 0) lines.push(`${indent}${name}: (none)`)
+      else if (depth < 3) lines.push(...factLines(field, `${name}.`, indent, depth + 1))
+      else lines.push(`${indent}${name}: ${factText(JSON.stringify(field))}`)
     }
   }
   return lines
 }
 
-/**
- * The generic summary of any wire output: scalar fields as `key: value`, objects indented, arrays of
- * objects one line per item (the first 20).
- *
- * @since 0.1.0 @category formatting
- */
-export const outline = (output: unknown): string => outlineLines(output, "").join("\n")
+/** `value` without the fields at `paths` (dotted). */
+const omit = (value: Readonly<Record<string, unknown>>, paths: ReadonlyArray<string>): Readonly<Record<string, unknown>> => {
+  const out: Record<string, unknown> = {}
+  for (const [key, field] of Object.entries(value)) {
+    if (paths.includes(key)) continue
+    const inner = paths.filter((path) => path.startsWith(`${key}.`)).map((path) => path.slice(key.length + 1))
+    out[key] = inner.length > 0 && Predicate.isRecord(field) ? omit(field, inner) : field
+  }
+  return out
+}
 
 /**
- * The summary of `output`: the operation's own when it has one and recognises the output, else the outline.
+ * What the generic summary needs besides the output: the operation's table hints and, for the next page's
+ * command line, the summary context and whether the command pages.
+ *
+ * @since 0.1.0 @category models
+ */
+export interface Shape {
+  readonly table?: Operation.CliTable | undefined
+  readonly paged?: boolean | undefined
+}
+
+/**
+ * The generic summary of any wire output: its rows as a table (`Tabular`), then its other fields as key facts
+ * (nested objects by dotted path, nested lists of objects as small tables), then the command for the next page.
+ * A single record is its key facts.
  *
  * @since 0.1.0 @category formatting
  */
-export const summary = (own: Operation.Summary | undefined, output: unknown, context: SummaryContext): string =>
-  Option.getOrElse(own === undefined ? Option.none() : own(output, context), () => outline(output))
+export const describe = (output: unknown, shape: Shape = {}, context?: SummaryContext | undefined): string => {
+  if (!Predicate.isRecord(output)) return Tabular.cellText(output)
+  const rows = Tabular.rowsOf(output, shape.table)
+  const lines: Array<string> = []
+  if (rows !== undefined) {
+    if (rows.rows.length === 0) lines.push(`No ${rows.field.replaceAll("_", " ")}.`)
+    else {
+      lines.push(`${rows.rows.length} ${rows.field.replaceAll("_", " ")}:`)
+      lines.push(Tabular.table(Tabular.columnsOf(rows.rows, shape.table), rows.rows))
+    }
+  }
+  // Facts of the fields before the rows come first (a company before its contacts), the rest after the table.
+  const omitted = omit(output, shape.table?.omit ?? [])
+  const keys = Object.keys(omitted)
+  const split = rows === undefined ? keys.length : keys.indexOf(rows.field)
+  const pick = (from: number, to: number) => Object.fromEntries(keys.slice(from, to).map((key) => [key, omitted[key]]))
+  const before = factLines(pick(0, split), "", "", 0)
+  const after = factLines(pick(split + 1, keys.length), "", "", 0)
+  lines.unshift(...before, ...(before.length > 0 && lines.length > 0 ? [""] : []))
+  if (after.length > 0 && lines.length > 0) lines.push("")
+  lines.push(...after)
+  const next = Tabular.nextCursorOf(output)
+  if (next !== undefined) {
+    if (shape.paged === true && context !== undefined) {
+      lines.push(`next page: ${context.commandLine({ ...context.input, cursor: next })}`)
+      lines.push(`every page: ${context.commandLine(Object.fromEntries(Object.entries(context.input).filter(([key]) => key !== "cursor")))} --all`)
+    } else lines.push(`next_cursor: ${next}`)
+  }
+  return lines.join("\n")
+}
+
+/**
+ * The summary of `output`: the operation's own when it has one and recognises the output, else {@link describe}.
+ *
+ * @since 0.1.0 @category formatting
+ */
+export const summary = (own: Operation.Summary | undefined, output: unknown, context: SummaryContext, shape: Shape = {}): string =>
+  Option.getOrElse(own === undefined ? Option.none() : own(output, context), () => describe(output, shape, context))
 
 // -----------------------------------------------------------------------------
 // Failures

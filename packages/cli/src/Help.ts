@@ -232,7 +232,10 @@ const leafHelp = (leaf: CommandTree.Leaf, root: CommandTree.Branch, context: Con
     ...(input.positional === undefined ? [] : [positionalUsage(input.positional)]),
     ...input.flags.map(flagUsage),
     "[--input-json <object>]",
-    "[--json]"
+    "[--json]",
+    "[--format <text|json|csv>]",
+    ...(input.paged ? ["[--all]"] : []),
+    ...(operation.cli.follow === undefined ? [] : ["[--follow]"])
   ]
   const traitsOf = (flag: InputFlags.Flag): Array<string> => [flag.required ? "required" : "optional", ...kindTraits(flag.kind)]
   return [
@@ -261,6 +264,14 @@ const leafHelp = (leaf: CommandTree.Leaf, root: CommandTree.Branch, context: Con
       }; the flags and the positional argument win over it.`
     ),
     ...optionEntry("--json", ["optional"], "Print the wire output as JSON; failures print the wire error body on stderr."),
+    ...optionEntry(
+      "--format <text|json|csv>",
+      ["optional"],
+      "text: a summary (a table of rows, key facts of a record; the default); json: as --json; csv: the rows with a header line."
+    ),
+    ...(input.paged
+      ? optionEntry("--all", ["optional"], "Read every page (following the next cursor) and print rows as they come; progress on stderr.")
+      : []),
     "",
     bold("ABOUT"),
     ...wrap(`Answers: ${operation.capability.question}`, "  "),

@@ -90,20 +90,30 @@ describe("Format", () => {
       assert.strictEqual(text, MarketSummaries.supplierSummary(supplierEnvelope))
     })
 
-    it("falls back to the outline for an operation without one, or an output its summary does not decode", () => {
+    it("falls back to the generic summary for an operation without one, or an output its summary does not decode", () => {
       const output = { total: 3, items: [{ id: "a", tags: ["x", "y"] }, { id: "b", tags: [] }], page: { hasMore: false } }
-      const expected = ["total: 3", "items: (2)", "  1. id: a · tags: x, y", "  2. id: b · tags: ", "page:", "  hasMore: false"].join("\n")
+      const expected = ["total: 3", "", "2 items:", "id  tags", "a   x, y", "b", "", "page.hasMore: false"].join("\n")
       assert.strictEqual(Format.summary(undefined, output, context), expected)
       assert.strictEqual(Format.summary(MarketOperations.getSupplier.cli.summary, output, context), expected)
     })
 
-    it("the outline shows null as a dash, scalar lists inline and long lists cut at 20", () => {
-      const text = Format.outline({ name: null, codes: ["1", "2"], rows: Array.from({ length: 25 }, (_, i) => ({ i })) })
+    it("the generic summary shows null as a dash, scalar lists inline, nested lists as tables cut at 20, and no {…}", () => {
+      const text = Format.describe({
+        name: null,
+        codes: ["1", "2"],
+        owner: { person: { id: "p1", name: "Ana" } },
+        rows: Array.from({ length: 25 }, (_, i) => ({ i, nested: { deep: { deeper: { deepest: i } } } }))
+      })
+      assert.include(text, "25 rows:")
       assert.include(text, "name: —")
       assert.include(text, "codes: 1, 2")
-      assert.include(text, "  20. i: 19")
-      assert.notInclude(text, "21. i: 20")
-      assert.include(text, "… 5 more (--json shows all)")
+      assert.include(text, "owner.person.name: Ana")
+      assert.notInclude(text, "{…}")
+    })
+
+    it("a single record is its key facts; a nested list of objects is a small table", () => {
+      const text = Format.describe({ id: "pip_1", name: "Sales", stages: [{ id: "stg_1", name: "New", position: 0 }] })
+      assert.strictEqual(text, ["id: pip_1", "name: Sales", "stages (1):", "  id     name  position", "  stg_1  New   0"].join("\n"))
     })
 
     it("a summary that does not decode the output gives none", () => {

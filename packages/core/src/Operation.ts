@@ -130,6 +130,24 @@ export interface CliBinding {
    * printed instead of the CLI's generic outline; `None` for an output it does not recognise. See {@link summaryOf}.
    */
   readonly summary?: Summary | undefined
+  /**
+   * How the CLI tabulates the output when the generic choice reads worse: the field holding the rows and the
+   * columns (dotted paths) of its text table and CSV. Without it the CLI picks both from the output itself.
+   */
+  readonly table?: CliTable | undefined
+}
+
+/**
+ * Hints for the CLI's table of an output (see {@link CliBinding.table}).
+ *
+ * @since 0.1.0 @category models
+ */
+export interface CliTable {
+  /** The output field holding the rows; when it holds one object (a `get`), the output is one record. */
+  readonly rows?: string | undefined
+  readonly columns?: ReadonlyArray<string> | undefined
+  /** Output fields (dotted paths) the text summary leaves to `--json`, such as an envelope's echo of the request. */
+  readonly omit?: ReadonlyArray<string> | undefined
 }
 
 /**
@@ -507,7 +525,12 @@ export interface Group<R> {
   }
   /** Tool names are `<prefix>_<namespace>_<operation>` (the namespace is not repeated). */
   readonly mcp: { readonly namespace: string }
-  readonly cli: { readonly word: string; readonly description: string }
+  readonly cli: {
+    readonly word: string
+    readonly description: string
+    /** The CLI table hints of every operation of the group that declares none (a shared envelope's rows). */
+    readonly table?: CliTable | undefined
+  }
   /** The contract's requirements as calls the conformance suite runs on every transport. */
   readonly cases?: ReadonlyArray<ContractCase.Case> | undefined
   /** Requirements shown by a test of their own, with the reason no call can show them. */

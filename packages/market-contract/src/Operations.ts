@@ -285,7 +285,12 @@ export const group = kit.typedGroup<Requirements>()({
   operations: [...operations, compactCapabilities, coverage],
   http: { prefix: "/workspaces/:workspace/market-data", workspaceScoped: true, discovery: "market_capabilities" },
   mcp: { namespace: "market" },
-  cli: { word: "market", description: "Read-only market data behind a semantic contract." },
+  cli: {
+    word: "market",
+    description: "Read-only market data behind a semantic contract.",
+    // The envelope's rows are its results; its echo of the request and schema name add nothing to a summary.
+    table: { rows: "results", omit: ["schemaVersion", "operation", "interpretedRequest.request"] }
+  },
   cases: ContractCases.casesFor([...operations, compactCapabilities, coverage]),
   elsewhere: ContractCases.elsewhere,
   invariant: ContractCases.invariant

@@ -24,6 +24,7 @@ import { createServer } from "node:http"
 import * as Cli from "../../src/Cli.js"
 import * as CommandTree from "../../src/CommandTree.js"
 import { ExitCode } from "../../src/Failure.js"
+import * as Format from "../../src/Format.js"
 import * as InputFlags from "../../src/InputFlags.js"
 import * as Run from "./Run.js"
 
@@ -61,6 +62,18 @@ export const baseUrl = Effect.gen(function*() {
 
 const parse = (text: string): unknown => JSON.parse(text)
 
+/** What a successful call printed in text mode, for the test that reads every summary. */
+export interface TextOutcome {
+  readonly leaf: CommandTree.Leaf
+  readonly body: unknown
+  readonly text: string
+  /** Read through the CLI without --json (reads), or rendered by the CLI's summary (writes, not repeated). */
+  readonly throughCli: boolean
+}
+
+/** Every successful call's text summary, in call order. */
+export const texts: Array<TextOutcome> = []
+
 export const harness = (target: TestDatabase.TestDatabaseTarget) =>
 (groups: ReadonlyArray<Operation.Group<Fixture.Requirements>>): Layer.Layer<Conformance.HarnessService> =>
   Layer.effect(
@@ -93,7 +106,19 @@ export const harness = (target: TestDatabase.TestDatabaseTarget) =>
             ]
             const out = yield* run(args)
             const raw = `${out.stdout}\n${out.stderr}`
-            if (out.code === ExitCode.ok) return { _tag: "Success", body: parse(out.stdout), raw } satisfies Conformance.Outcome
+            if (out.code === ExitCode.ok) {
+              const body = parse(out.stdout)
+              // The text a user reads for the same answer: a read is run again without --json (through the CLI);
+              // a write (not to be repeated) is rendered by the summary the CLI prints.
+              const text = leaf.operation.annotations.readOnly
+                ? (yield* run(args.filter((arg) => arg !== "--json"))).stdout
+                : Format.summary(leaf.operation.cli.summary, body, {
+                  input,
+                  commandLine: (next) => [...leaf.words, ...InputFlags.toArgs(leaf.input, next)].join(" ")
+                }, { table: leaf.operation.cli.table ?? leaf.group.cli.table, paged: leaf.input.paged })
+              texts.push({ leaf, body, text, throughCli: leaf.operation.annotations.readOnly })
+              return { _tag: "Success", body, raw } satisfies Conformance.Outcome
+            }
             if (out.code === ExitCode.refused) {
               const body = parse(out.stderr)
               if (!Predicate.isRecord(body)) return yield* Effect.dieMessage(`not a JSON body: ${out.stderr}`)
