@@ -451,6 +451,40 @@ for (const database of TestDatabase.targets()) {
           assert.isNull(child.exitCode, "still following")
         }), { timeout: 0 })
 
+      it.effect("the binary as a newcomer meets it: did-you-mean, 'an integer', a printed example that runs, --all as CSV", () =>
+        Effect.gen(function*() {
+          const { baseUrl } = yield* Target
+          const typo = yield* spawn(["market", "suppliers", "serch"])
+          assert.strictEqual(typo.code, EXIT.usage)
+          assert.include(typo.stderr, "Did you mean 'search'?")
+          const flag = yield* spawn([...connection(baseUrl), "market", "suppliers", "search", "--limt", "2"])
+          assert.strictEqual(flag.code, EXIT.usage)
+          assert.include(flag.stderr, "Did you mean '--limit'?")
+          const number = yield* spawn([...connection(baseUrl), "market", "suppliers", "search", "--limit", "abc"])
+          assert.strictEqual(number.code, EXIT.usage)
+          assert.include(number.stderr, "'abc' is not an integer")
+          // The example compare-segments' help prints, pasted as printed (it once read `--segments [object Object]`).
+          const help = yield* spawn(["market", "suppliers", "compare-segments", "--help"])
+          const lines = help.stdout.split("\n")
+          const example = (lines[lines.indexOf("EXAMPLE") + 1] ?? "").trim()
+          assert.notInclude(example, "[object Object]")
+          const [, ...words] = example.match(/'[^']*'|\S+/g) ?? []
+          const ran = yield* spawn([...connection(baseUrl), ...words.map((word) => word.replace(/^'(.*)'$/, "$1"))])
+          assert.strictEqual(ran.code, EXIT.ok, ran.stderr)
+          assert.notInclude(ran.stdout, "{…}")
+          // Every page as CSV: one header, the rows of every page, progress on stderr.
+          const all = yield* spawn([
+            ...connection(baseUrl), "market", "suppliers", "search", "--state", "Zacatecas", "--municipality", "Fresnillo",
+            "--limit", "2", "--all", "--format", "csv"
+          ])
+          assert.strictEqual(all.code, EXIT.ok, all.stderr)
+          const csv = all.stdout.trim().split("\n")
+          assert.match(csv[0] ?? "", /^[a-z_]+(,[a-z_.]+)+$/i)
+          assert.isAbove(csv.length - 1, 2, all.stdout)
+          assert.include(all.stderr, "page 2,")
+          assert.include(all.stderr, "(last page)")
+        }), { timeout: 0 })
+
       it.effect("the binary: a refusal exits 3 with the block on stderr and nothing on stdout", () =>
         Effect.gen(function*() {
           const { baseUrl } = yield* Target
