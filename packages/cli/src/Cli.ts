@@ -488,7 +488,7 @@ export const runWith = <R = never, E = never, A = never, Name extends string = s
         const node = resolution.node
         const start = 2 + resolution.at
         const ordered = node._tag === "Leaf"
-          ? yield* Either.mapLeft(Preflight.check(node.words, node.input, extrasOf(node), argv.slice(start)), Failure.usage)
+          ? yield* Either.mapLeft(Preflight.check(node.words, node.input, extrasOf(node), argv.slice(start), rootOptions.map((o) => o.name)), Failure.usage)
           : argv.slice(start)
         return yield* app.run([...argv.slice(0, start), ...ordered]).pipe(
           // Help below an operator command is @effect/cli's: without its built-in options on every command.

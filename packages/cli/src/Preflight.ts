@@ -84,7 +84,8 @@ export const check = (
   words: ReadonlyArray<string>,
   spec: InputFlags.Spec,
   extras: InputFlags.Extras,
-  args: ReadonlyArray<string>
+  args: ReadonlyArray<string>,
+  rootOptions: ReadonlyArray<string> = []
 ): Either.Either<ReadonlyArray<string>, string> => {
   const known = knownFlags(spec, extras)
   const command = words.join(" ")
@@ -101,6 +102,11 @@ export const check = (
       const at = arg.indexOf("=")
       const name = at === -1 ? arg : arg.slice(0, at)
       const flag = known.get(name)
+      if (flag === undefined && rootOptions.includes(name.slice(2))) {
+        return Either.left(
+          `'${name}' is a connection option: put it before the command words, e.g. ${words[0] ?? ""} ${name} <value> ${words.slice(1).join(" ")} ...`
+        )
+      }
       if (flag === undefined) {
         return Either.left(
           `unknown flag '${name}' for '${command}'.${Suggest.didYouMean(name, [...known.keys()].filter((k) => k.startsWith("--")))} ` +

@@ -175,6 +175,13 @@ describe("Help", () => {
         assert.include(stderr, "unknown flag '--limt' for 'service market suppliers search'. Did you mean '--limit'?")
       }))
 
+    it.effect("a connection option after the command words says where it goes", () =>
+      Effect.gen(function*() {
+        const { code, stderr } = yield* runFake(["market", "suppliers", "search", "--api-key", "k"], { groups })
+        assert.strictEqual(code, ExitCode.usage)
+        assert.include(stderr, "'--api-key' is a connection option: put it before the command words")
+      }))
+
     it.effect("nothing close: no guess, only the pointer to help", () =>
       Effect.gen(function*() {
         const { code, stderr } = yield* runFake(["--api-key", "k", "market", "suppliers", "search", "--zzzzzzzz"], { groups })
