@@ -148,7 +148,9 @@ const notes = (prefix: string): Array<string> => [
   ...wrap(
     `Connection options go before the command words: ${prefix} --base-url URL --api-key KEY <command>. ` +
       "Array flags repeat or take comma-separated values (--x a --x b,c). " +
-      "--json prints the wire output; otherwise a compact summary. Failures go to stderr (with --json, as the wire error body). " +
+      "--json prints the wire output; otherwise a summary (a table of rows, the key facts of a record); --format csv prints the rows as CSV. " +
+      "Commands that page take --all: every page, rows as they come, progress on stderr. " +
+      "Failures go to stderr (with --json, as the wire error body). " +
       "Colour only on a terminal, and never with NO_COLOR set.",
     "  "
   ),
