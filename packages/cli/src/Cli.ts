@@ -325,12 +325,13 @@ const render = (leaf: CommandTree.Leaf, format: InputFlags.OutputFormat, output:
       return Format.summary(leaf.operation.cli.summary, output, {
         input,
         commandLine: (next) => [...leaf.words, ...InputFlags.toArgs(leaf.input, next)].map(Format.shellQuote).join(" ")
-      }, { table, paged: leaf.input.paged })
+      }, { table, paged: leaf.input.paged, pagedBy: leaf.input.pagedBy })
   }
 }
 
 /**
- * `--all`: reads page after page, following the output's next cursor, and prints each page's rows as they come:
+ * `--all`: reads page after page, following the output's next cursor (or the offset past the rows read while it
+ * says `has_more`), and prints each page's rows as they come:
  * a table whose columns and widths the first page sets (text), CSV records under one header, or one JSON object
  * per line. Progress goes to stderr; a refused page ends the run with its refusal after the rows already printed.
  */
@@ -338,7 +339,8 @@ const readAll = <R>(
   read: (input: Readonly<Record<string, unknown>>) => Effect.Effect<unknown, Failure.Failure, R>,
   first: Readonly<Record<string, unknown>>,
   table: Operation.CliTable | undefined,
-  format: InputFlags.OutputFormat
+  format: InputFlags.OutputFormat,
+  pagedBy: "cursor" | "offset"
 ): Effect.Effect<void, Failure.Failure, R> =>
   Effect.gen(function*() {
     let input = first
@@ -367,10 +369,10 @@ const readAll = <R>(
         )
       }
       count += rows.length
-      const next = Tabular.nextCursorOf(output)
+      const next = Tabular.nextPageInput(pagedBy, input, output, rows.length)
       yield* Console.error(`page ${page}, ${count} row${count === 1 ? "" : "s"}${next === undefined ? " (last page)" : "…"}`)
       if (next === undefined) return
-      input = { ...first, cursor: next }
+      input = next
     }
   })
 
@@ -410,7 +412,7 @@ const build = <R, E, A, Name extends string>(prefix: string, options: Options<R,
         const follow = leaf.operation.cli.follow
         if (values.follow && follow !== undefined) return yield* followItems(Remote.call(connection, leaf, checked), follow, format === "json")
         const read = (input: Readonly<Record<string, unknown>>) => Remote.call(connection, leaf, input)
-        if (values.all && leaf.input.paged) return yield* readAll(read, checked, tableOf(leaf), format)
+        if (values.all && leaf.input.pagedBy !== undefined) return yield* readAll(read, checked, tableOf(leaf), format, leaf.input.pagedBy)
         const output = yield* read(checked)
         yield* Console.log(render(leaf, format, output, checked))
       }).pipe(Effect.catchAll(report(format === "json")))

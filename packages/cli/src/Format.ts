@@ -117,6 +117,7 @@ const omit = (value: Readonly<Record<string, unknown>>, paths: ReadonlyArray<str
 export interface Shape {
   readonly table?: Operation.CliTable | undefined
   readonly paged?: boolean | undefined
+  readonly pagedBy?: "cursor" | "offset" | undefined
 }
 
 /**
@@ -153,6 +154,12 @@ export const describe = (output: unknown, shape: Shape = {}, context?: SummaryCo
       lines.push(`next page: ${context.commandLine({ ...context.input, cursor: next })}`)
       lines.push(`every page: ${context.commandLine(Object.fromEntries(Object.entries(context.input).filter(([key]) => key !== "cursor")))} --all`)
     } else lines.push(`next_cursor: ${next}`)
+  } else if (shape.pagedBy === "offset" && context !== undefined) {
+    const after = Tabular.nextPageInput("offset", context.input, output, rows?.rows.length ?? 0)
+    if (after !== undefined) {
+      lines.push(`next page: ${context.commandLine(after)}`)
+      lines.push(`every page: ${context.commandLine(Object.fromEntries(Object.entries(context.input).filter(([key]) => key !== "offset")))} --all`)
+    }
   }
   return lines.join("\n")
 }

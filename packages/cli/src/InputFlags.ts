@@ -77,8 +77,13 @@ export interface Spec {
   readonly positional: Positional | undefined
   /** Top-level fields no flag expresses: set them with `--input-json`. */
   readonly unflagged: ReadonlyArray<string>
-  /** The input pages with a `cursor` text field (the previous page's next cursor): the command takes `--all`. */
+  /** The input pages (see `pagedBy`): the command takes `--all`. */
   readonly paged: boolean
+  /**
+   * How: a `cursor` text field (the previous page's next cursor), else an `offset` number field (the rows already
+   * read, while the output says `has_more`).
+   */
+  readonly pagedBy: "cursor" | "offset" | undefined
 }
 
 /**
@@ -302,8 +307,14 @@ export const spec = (
   }
   const cursor = properties.find((p) => String(p.name) === "cursor")
   const cursorKind = cursor === undefined ? undefined : kindOf(cursor.type)
-  const paged = cursorKind?._tag === "Scalar" && cursorKind.scalar === "text"
-  return Either.right({ flags, positional, unflagged, paged })
+  const offset = properties.find((p) => String(p.name) === "offset")
+  const offsetKind = offset === undefined ? undefined : kindOf(offset.type)
+  const pagedBy = cursorKind?._tag === "Scalar" && cursorKind.scalar === "text"
+    ? "cursor"
+    : offsetKind?._tag === "Scalar" && (offsetKind.scalar === "integer" || offsetKind.scalar === "number")
+    ? "offset"
+    : undefined
+  return Either.right({ flags, positional, unflagged, paged: pagedBy !== undefined, pagedBy })
 }
 
 /**
@@ -500,7 +511,7 @@ export const followOption = Options.boolean("follow").pipe(
  * @since 0.1.0 @category options
  */
 export const allOption = Options.boolean("all").pipe(
-  Options.withDescription("Read every page: follow the next cursor and print rows as they come (progress on stderr).")
+  Options.withDescription("Read every page (following the next cursor, or the offset while has_more) and print rows as they come (progress on stderr).")
 )
 
 /**

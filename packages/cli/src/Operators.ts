@@ -99,7 +99,7 @@ const commandOf = <RO>(declared: OperatorCommand.AnyCommand<RO>, options: Option
         // The flags as an operation's are assembled; the positional arguments go over them.
         const input = yield* Either.mapLeft(
           InputFlags.assemble(
-            { flags: spec.flags, positional: undefined, unflagged: [], paged: false },
+            { flags: spec.flags, positional: undefined, unflagged: [], paged: false, pagedBy: undefined },
             { flags: parsed.flags, positional: Option.none(), inputJson: Option.none(), json: parsed.json, follow: false, all: false, format: Option.none() }
           ),
           Failure.usage

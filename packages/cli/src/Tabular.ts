@@ -69,6 +69,27 @@ export const nextCursorOf = (output: unknown): string | undefined => {
 }
 
 /**
+ * The input of the page after `output`, or `undefined` on the last page: the next cursor for a cursor-paged input,
+ * the offset past the rows read while the output says `has_more` for an offset-paged one.
+ *
+ * @since 0.1.0 @category reading
+ */
+export const nextPageInput = (
+  pagedBy: "cursor" | "offset",
+  input: Readonly<Record<string, unknown>>,
+  output: unknown,
+  rowCount: number
+): Readonly<Record<string, unknown>> | undefined => {
+  if (pagedBy === "cursor") {
+    const next = nextCursorOf(output)
+    return next === undefined ? undefined : { ...input, cursor: next }
+  }
+  if (!Predicate.isRecord(output) || output["has_more"] !== true || rowCount === 0) return undefined
+  const from = input["offset"]
+  return { ...input, offset: (typeof from === "number" ? from : 0) + rowCount }
+}
+
+/**
  * The value at a dotted path.
  *
  * @since 0.1.0 @category reading

@@ -76,6 +76,26 @@ describe("--all", () => {
       assert.include(run.stderr, "Leave cursor out.")
     }))
 
+  it.effect("offset paging: follows has_more with the offset past the rows read", () =>
+    Effect.gen(function*() {
+      const tag = (n: number) => ({ name: `tag-${n}`, description: null, topic_count: n })
+      const reply = (sent: Sent): Reply => {
+        const offset = Number(new URL(sent.url).searchParams.get("offset") ?? "0")
+        const all = [1, 2, 3, 4, 5].map(tag)
+        const page = all.slice(offset, offset + 2)
+        return { status: 200, body: { tags: page, total: all.length, has_more: offset + page.length < all.length } }
+      }
+      const run = yield* runFake(["tags", "list", "--limit", "2", "--all", "--json"], { groups, env, reply })
+      assert.strictEqual(run.code, ExitCode.ok, run.stderr)
+      assert.deepStrictEqual(run.sent.map((s) => new URL(s.url).searchParams.get("offset")), [null, "2", "4"])
+      assert.deepStrictEqual(run.stdout.split("\n").map((line) => JSON.parse(line).name), [1, 2, 3, 4, 5].map((n) => `tag-${n}`))
+      assert.include(run.stderr, "page 3, 5 rows (last page)")
+      // One page in text names the next page's command and the --all one.
+      const one = yield* runFake(["tags", "list", "--limit", "2"], { groups, env, reply })
+      assert.include(one.stdout, "next page: service tags list --limit 2 --offset 2", one.stdout)
+      assert.include(one.stdout, "every page: service tags list --limit 2 --all")
+    }))
+
   it.effect("only commands whose input pages take --all", () =>
     Effect.gen(function*() {
       const run = yield* runFake(["crm", "pipelines", "list", "--all"], { groups, env })

@@ -152,7 +152,8 @@ describe("InputFlags", () => {
             }
           }
         }),
-      { fastCheck: { numRuns: 40 } }
+      // 120 command lines run in process: no budget beyond the runner's guard against a hang.
+      { fastCheck: { numRuns: 40 }, timeout: 120_000 }
     )
   })
 })
