@@ -4,24 +4,14 @@
  *
  * @since 0.1.0
  */
+import * as EditDistance from "@service/core/EditDistance"
 
 /**
  * The Levenshtein distance between two words (insertions, deletions and substitutions each cost one).
  *
  * @since 0.1.0 @category suggestions
  */
-export const distance = (a: string, b: string): number => {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i]
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1
-      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost))
-    }
-    previous = current
-  }
-  return previous[b.length] ?? 0
-}
+export const distance = EditDistance.levenshtein
 
 /**
  * The known name `word` most likely stands for: the nearest within a third of its length (at least 2 edits

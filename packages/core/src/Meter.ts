@@ -234,19 +234,22 @@ export const makeSql = (options: { readonly monthlyAllowance: number }) =>
         (rows) => rows[0]?.balance ?? 0
       )
 
+    // One statement, so one round trip and no transaction to open: the debit and its ledger row commit together or
+    // not at all, and a balance below the price debits nothing (no id comes back).
+    const debit = (workspaceId: string, operation: string, requestId: string, credits: number) =>
+      sql`WITH debited AS (
+          UPDATE core.credit_balances SET balance = balance - ${credits}
+          WHERE workspace_id = ${workspaceId} AND balance >= ${credits}
+          RETURNING workspace_id)
+        INSERT INTO core.credit_ledger (workspace_id, kind, credits, operation, request_id)
+        SELECT workspace_id, 'debit', ${-credits}, ${operation}, ${requestId} FROM debited
+        RETURNING id::text AS id`.pipe(Effect.flatMap(decodeIds))
+
     const charge = ({ credits, operation, requestId, workspaceId }: Parameters<Meter["Type"]["charge"]>[0]) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         yield* ensureAllowance(workspaceId, now).pipe(Effect.orDie)
-        // One statement, so one round trip and no transaction to open: the debit and its ledger row commit
-        // together or not at all, and a balance below the price debits nothing.
-        const ids = yield* sql`WITH debited AS (
-            UPDATE core.credit_balances SET balance = balance - ${credits}
-            WHERE workspace_id = ${workspaceId} AND balance >= ${credits}
-            RETURNING workspace_id)
-          INSERT INTO core.credit_ledger (workspace_id, kind, credits, operation, request_id)
-          SELECT workspace_id, 'debit', ${-credits}, ${operation}, ${requestId} FROM debited
-          RETURNING id::text AS id`.pipe(Effect.flatMap(decodeIds), Effect.orDie)
+        const ids = yield* debit(workspaceId, operation, requestId, credits).pipe(Effect.orDie)
         const ledgerId = ids[0]?.id
         if (ledgerId === undefined) return yield* refuse(workspaceId, operation, requestId, credits, now)
         return { ledgerId, workspaceId, credits }
@@ -270,13 +273,7 @@ export const makeSql = (options: { readonly monthlyAllowance: number }) =>
 
     const settle = ({ credits, operation, requestId, workspaceId }: Parameters<Meter["Type"]["settle"]>[0]) =>
       Effect.gen(function*() {
-        const ids = yield* sql`WITH debited AS (
-            UPDATE core.credit_balances SET balance = balance - ${credits}
-            WHERE workspace_id = ${workspaceId} AND balance >= ${credits}
-            RETURNING workspace_id)
-          INSERT INTO core.credit_ledger (workspace_id, kind, credits, operation, request_id)
-          SELECT workspace_id, 'debit', ${-credits}, ${operation}, ${requestId} FROM debited
-          RETURNING id::text AS id`.pipe(Effect.flatMap(decodeIds))
+        const ids = yield* debit(workspaceId, operation, requestId, credits)
         if (ids.length > 0) return
         yield* sql`INSERT INTO core.credit_ledger (workspace_id, kind, credits, operation, request_id, note)
           VALUES (${workspaceId}, 'debit', 0, ${operation}, ${requestId}, 'served after concurrent calls spent the balance')`

@@ -1,9 +1,10 @@
 /**
  * Small text helpers for matching Mexican names (states, municipalities,
- * companies, SCIAN titles). Pure functions, no dependencies.
+ * companies, SCIAN titles). Pure functions.
  *
  * @since 0.1.0
  */
+import * as EditDistance from "@service/core/EditDistance"
 
 const COMBINING_MARKS = /\p{M}+/gu
 const WHITESPACE = /\s+/gu
@@ -124,21 +125,7 @@ export const normalizeName = (s: string): string => {
 }
 
 /** Levenshtein edit distance (insert, delete, substitute; cost 1 each). */
-export const editDistance = (a: string, b: string): number => {
-  if (a === b) return 0
-  if (a.length === 0) return b.length
-  if (b.length === 0) return a.length
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i]
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1
-      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost))
-    }
-    previous = current
-  }
-  return previous[b.length] ?? Math.max(a.length, b.length)
-}
+export const editDistance = EditDistance.levenshtein
 
 const trigrams = (s: string): Map<string, number> => {
   const padded = `  ${s} `
