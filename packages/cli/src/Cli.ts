@@ -489,10 +489,10 @@ export const runWith = <R = never, E = never, A = never, Name extends string = s
         // An operation command's arguments are checked (unknown flags, numbers) and put in @effect/cli's order first.
         const node = resolution.node
         const start = 2 + resolution.at
-        const ordered = node._tag === "Leaf"
+        const { args: ordered, root } = node._tag === "Leaf"
           ? yield* Either.mapLeft(Preflight.check(node.words, node.input, extrasOf(node), argv.slice(start), rootOptions.map((o) => o.name)), Failure.usage)
-          : argv.slice(start)
-        return yield* app.run([...argv.slice(0, start), ...ordered]).pipe(
+          : { args: argv.slice(start), root: [] }
+        return yield* app.run([...argv.slice(0, 2), ...root, ...argv.slice(2, start), ...ordered]).pipe(
           // Help below an operator command is @effect/cli's: without its built-in options on every command.
           Effect.provide(CliConfig.layer({ showBuiltIns: false })),
           Effect.tapError((error) =>

@@ -6,7 +6,9 @@
  * - a value that is not a number for an integer or number flag says so with the flag's name, in English
  *   ("'abc' is not an integer");
  * - the positional argument may come anywhere: @effect/cli reads options only before it, so the arguments are
- *   handed on with every flag first and the positional last (after `--` when it starts with a dash).
+ *   handed on with every flag first and the positional last (after `--` when it starts with a dash);
+ * - a connection option (`--api-key`, `--base-url`, `--workspace`) may come after the command words too: it is
+ *   handed back to go before them, where @effect/cli reads the root's options.
  *
  * @since 0.1.0
  */
@@ -76,7 +78,8 @@ export const knownFlags = (spec: InputFlags.Spec, extras: InputFlags.Extras): Re
 
 /**
  * Checks the arguments after an operation command's words and puts them in the order @effect/cli reads:
- * flags first, then the positional argument. Fails with the message for the first unknown flag or bad value.
+ * flags first, then the positional argument (`args`), and the connection options found among them apart (`root`,
+ * to go before the command words). Fails with the message for the first unknown flag or bad value.
  *
  * @since 0.1.0 @category checks
  */
@@ -86,9 +89,10 @@ export const check = (
   extras: InputFlags.Extras,
   args: ReadonlyArray<string>,
   rootOptions: ReadonlyArray<string> = []
-): Either.Either<ReadonlyArray<string>, string> => {
+): Either.Either<{ readonly root: ReadonlyArray<string>; readonly args: ReadonlyArray<string> }, string> => {
   const known = knownFlags(spec, extras)
   const command = words.join(" ")
+  const root: Array<string> = []
   const flags: Array<string> = []
   const positionals: Array<string> = []
   let i = 0
@@ -103,9 +107,12 @@ export const check = (
       const name = at === -1 ? arg : arg.slice(0, at)
       const flag = known.get(name)
       if (flag === undefined && rootOptions.includes(name.slice(2))) {
-        return Either.left(
-          `'${name}' is a connection option: put it before the command words, e.g. ${words[0] ?? ""} ${name} <value> ${words.slice(1).join(" ")} ...`
-        )
+        // Every connection option takes a value.
+        const taken = at === -1 ? args.slice(i, i + 2) : [arg]
+        if (at === -1 && args[i + 1] === undefined) return Either.left(`${name} needs a value. Run '${command} --help' for usage.`)
+        root.push(...taken)
+        i += taken.length
+        continue
       }
       if (flag === undefined) {
         return Either.left(
@@ -139,5 +146,5 @@ export const check = (
     }
   }
   const dashed = positionals.some((value) => value.startsWith("-"))
-  return Either.right([...flags, ...(dashed ? ["--"] : []), ...positionals])
+  return Either.right({ root, args: [...flags, ...(dashed ? ["--"] : []), ...positionals] })
 }

@@ -19,6 +19,7 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Operation from "@service/core/Operation"
 import * as Refusal from "@service/core/Refusal"
+import * as OperationRequest from "@service/http/OperationRequest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
@@ -85,9 +86,6 @@ export const check = (
   )
 }
 
-const scalarText = (value: unknown): string =>
-  Predicate.isString(value) ? value : Predicate.isNumber(value) || Predicate.isBoolean(value) ? String(value) : JSON.stringify(value)
-
 /**
  * The request for a checked input: the path with its parameters filled, and the other fields as a JSON body
  * (`body` bindings) or as query parameters (arrays repeated, other values as text).
@@ -98,51 +96,13 @@ export const request = (
   connection: Connection,
   { group, operation }: Target,
   input: Readonly<Record<string, unknown>>
-): Either.Either<HttpClientRequest.HttpClientRequest, Failure.Failure> => {
-  const binding = operation.http
-  const bound = Operation.pathFields(binding.input)
-  const rest: Record<string, unknown> = { ...input }
-  let missing: string | undefined
-  let unsendable: string | undefined
-  const path = Operation.httpPath(group, operation).replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, (_, param: string) => {
-    const field = bound[param]
-    const value = field === undefined ? connection.pathParams[param] : input[field]
-    if (field !== undefined) delete rest[field]
-    if (value === undefined || value === null) {
-      missing ??= param
-      return ""
-    }
-    const text = scalarText(value)
-    // A URL drops "." and ".." segments (also percent-encoded), so the server would see another path.
-    if (text === "." || text === "..") {
-      unsendable ??= field ?? param
-      return ""
-    }
-    return encodeURIComponent(text)
-  })
-  if (unsendable !== undefined) {
-    return Either.left(Failure.usage(`${unsendable} cannot be "." or "..": no URL path can carry it.`))
-  }
-  if (missing !== undefined) {
-    return Either.left(Failure.Failure.Unexpected({ message: `No value for the path parameter :${missing} of ${operation.name}.`, body: undefined }))
-  }
-  const url = `${connection.baseUrl.replace(/\/+$/, "")}${path}`
-  let req = HttpClientRequest.make(binding.method)(url).pipe(
-    HttpClientRequest.acceptJson,
-    connection.credential.kind === "bearer"
-      ? HttpClientRequest.bearerToken(Redacted.value(connection.credential.secret))
-      : HttpClientRequest.setHeader("x-api-key", Redacted.value(connection.credential.secret))
-  )
-  if (binding.input.kind === "body") {
-    req = HttpClientRequest.bodyUnsafeJson(req, rest)
-  } else {
-    for (const [key, value] of Object.entries(rest)) {
-      if (value === undefined) continue
-      for (const item of Array.isArray(value) ? value : [value]) req = HttpClientRequest.appendUrlParam(req, key, scalarText(item))
-    }
-  }
-  return Either.right(req)
-}
+): Either.Either<HttpClientRequest.HttpClientRequest, Failure.Failure> =>
+  Either.mapLeft(OperationRequest.make(connection, group, operation, input), (problem) =>
+    OperationRequest.Unbuildable.$match(problem, {
+      UnsendablePathValue: ({ field }) => Failure.usage(`${field} cannot be "." or "..": no URL path can carry it.`),
+      MissingPathParam: ({ param }) =>
+        Failure.Failure.Unexpected({ message: `No value for the path parameter :${param} of ${operation.name}.`, body: undefined })
+    }))
 
 /** A readable reason out of a transport error's cause (undici nests the system error one level down). */
 const causeText = (cause: unknown): string => {

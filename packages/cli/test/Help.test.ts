@@ -175,11 +175,18 @@ describe("Help", () => {
         assert.include(stderr, "unknown flag '--limt' for 'service market suppliers search'. Did you mean '--limit'?")
       }))
 
-    it.effect("a connection option after the command words says where it goes", () =>
+    it.effect("a connection option may come after the command words too", () =>
       Effect.gen(function*() {
-        const { code, stderr } = yield* runFake(["market", "suppliers", "search", "--api-key", "k"], { groups })
-        assert.strictEqual(code, ExitCode.usage)
-        assert.include(stderr, "'--api-key' is a connection option: put it before the command words")
+        const after = yield* runFake(["market", "suppliers", "search", "--state", "32", "--api-key", "k", "--workspace=acme"], {
+          groups,
+          reply: { status: 200, body: {} }
+        })
+        assert.notStrictEqual(after.code, ExitCode.usage, after.stderr)
+        assert.strictEqual(after.sent[0]?.apiKey, "k")
+        assert.include(after.sent[0]?.url ?? "", "/workspaces/acme/")
+        const dangling = yield* runFake(["market", "suppliers", "search", "--api-key"], { groups })
+        assert.strictEqual(dangling.code, ExitCode.usage)
+        assert.include(dangling.stderr, "--api-key needs a value")
       }))
 
     it.effect("nothing close: no guess, only the pointer to help", () =>

@@ -15,6 +15,7 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Operation from "@service/core/Operation"
 import * as Refusal from "@service/core/Refusal"
 import * as ApiError from "@service/http/ApiError"
+import * as OperationRequest from "@service/http/OperationRequest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -86,9 +87,6 @@ export const encodeInput = (target: Target, input: unknown): Effect.Effect<Reado
     )
   )
 
-const scalarText = (value: unknown): string =>
-  Predicate.isString(value) ? value : Predicate.isNumber(value) || Predicate.isBoolean(value) ? String(value) : JSON.stringify(value)
-
 /**
  * The request for a wire input.
  *
@@ -98,46 +96,21 @@ export const request = (
   connection: Connection,
   { group, operation }: Target,
   input: Readonly<Record<string, unknown>>
-): Either.Either<HttpClientRequest.HttpClientRequest, ClientError.Unexpected> => {
-  const binding = operation.http
-  const bound = Operation.pathFields(binding.input)
-  const rest: Record<string, unknown> = { ...input }
-  let problem: string | undefined
-  const path = Operation.httpPath(group, operation).replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, (_, param: string) => {
-    const field = bound[param]
-    const value = field === undefined ? (param === "workspace" ? connection.workspace : undefined) : input[field]
-    if (field !== undefined) delete rest[field]
-    if (value === undefined || value === null) {
-      problem ??= `No value for the path parameter :${param} of ${operation.name}${param === "workspace" ? " (set workspace)" : ""}.`
-      return ""
-    }
-    const text = scalarText(value)
-    // A URL drops "." and ".." segments, so the server would see another path.
-    if (text === "." || text === "..") {
-      problem ??= `${field ?? param} cannot be "." or "..": no URL path can carry it.`
-      return ""
-    }
-    return encodeURIComponent(text)
-  })
-  if (problem !== undefined) {
-    return Either.left(new ClientError.Unexpected({ status: undefined, message: problem, body: undefined, requestId: undefined }))
-  }
-  let req = HttpClientRequest.make(binding.method)(`${connection.baseUrl.replace(/\/+$/, "")}${path}`).pipe(
-    HttpClientRequest.acceptJson,
-    connection.credential.kind === "bearer"
-      ? HttpClientRequest.bearerToken(Redacted.value(connection.credential.secret))
-      : HttpClientRequest.setHeader("x-api-key", Redacted.value(connection.credential.secret))
+): Either.Either<HttpClientRequest.HttpClientRequest, ClientError.Unexpected> =>
+  Either.mapLeft(
+    OperationRequest.make({ ...connection, pathParams: { workspace: connection.workspace } }, group, operation, input),
+    (problem) =>
+      new ClientError.Unexpected({
+        status: undefined,
+        message: OperationRequest.Unbuildable.$match(problem, {
+          MissingPathParam: ({ param }) =>
+            `No value for the path parameter :${param} of ${operation.name}${param === "workspace" ? " (set workspace)" : ""}.`,
+          UnsendablePathValue: ({ field }) => `${field} cannot be "." or "..": no URL path can carry it.`
+        }),
+        body: undefined,
+        requestId: undefined
+      })
   )
-  if (binding.input.kind === "body") {
-    req = HttpClientRequest.bodyUnsafeJson(req, rest)
-  } else {
-    for (const [key, value] of Object.entries(rest)) {
-      if (value === undefined) continue
-      for (const item of Array.isArray(value) ? value : [value]) req = HttpClientRequest.appendUrlParam(req, key, scalarText(item))
-    }
-  }
-  return Either.right(req)
-}
 
 const textField = (body: unknown, name: string): string | undefined => {
   const value = Predicate.isRecord(body) ? body[name] : undefined
