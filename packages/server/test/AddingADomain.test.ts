@@ -339,7 +339,8 @@ for (const target of TestDatabase.targets()) {
               examples: { workspace: seeded.seats.workspace.examples, test_workspace: seeded.seats.test_workspace.examples },
               listed: Effect.map(getJson(`${baseUrl}/openapi.json`), (spec) => {
                 const paths = Predicate.isRecord(spec.body) && Predicate.isRecord(spec.body["paths"]) ? spec.body["paths"] : {}
-                return Object.entries(paths).flatMap(([path, item]) =>
+                // Operations live under /api/v1; the host's own routes (the `GET /` index) are not operations.
+                return Object.entries(paths).filter(([path]) => path.startsWith("/api/v1/")).flatMap(([path, item]) =>
                   Object.keys(Predicate.isRecord(item) ? item : {}).map((method) => `${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ":$1")}`)
                 )
               }),
