@@ -202,7 +202,9 @@ if (first !== undefined) {
           const again = Schema.decodeUnknownSync(Unlocked)(ok(yield* cli(...unlockArgs)))
           assert.strictEqual(again.replayed, true)
           assert.strictEqual(again.charged_credits, quote.total_credits)
-        })
+        }),
+      // A dozen binaries and a browser: slow on a busy machine, not wrong.
+      { timeout: 0 }
     )
   })
 }
