@@ -57,11 +57,12 @@ const harness = (target: TestDatabase.TestDatabaseTarget) =>
       return {
         forbidden: seeded.forbidden,
         examples: { workspace: seeded.seats.workspace.examples, test_workspace: seeded.seats.test_workspace.examples },
-        // What the served document lists, as "METHOD /api/v1/path" with `:param` segments.
+        // What the served document lists, as "METHOD /api/v1/path" with `:param` segments (the host's own routes,
+        // such as the `GET /` index, are not operations).
         listed: Effect.gen(function*() {
           const spec = yield* RawHttp.send(port, { method: "GET", path: "/openapi.json" })
           const paths = RawHttp.field(spec.json, "paths")
-          return Object.entries(Predicate.isRecord(paths) ? paths : {}).flatMap(([path, item]) =>
+          return Object.entries(Predicate.isRecord(paths) ? paths : {}).filter(([path]) => path.startsWith("/api/v1/")).flatMap(([path, item]) =>
             Object.keys(Predicate.isRecord(item) ? item : {}).map((method) =>
               `${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ":$1")}`
             )
