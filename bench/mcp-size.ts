@@ -3,6 +3,8 @@
  * client-side time to list the tools, and the size of a 10-row `search_suppliers` result.
  *
  *   npx tsx bench/mcp-size.ts [--runs 5]      (in-memory PGlite; loads the demo corpus, about 20-40 s)
+ *   npx tsx bench/mcp-size.ts --url http://127.0.0.1:3000 --key "$(cat .data/demo-api-key)"
+ *                                              (against a running server, `npm start`, with its demo key only)
  *
  * Starts the HTTP host in process on a free port (`Server.layer` over every bundle of `App.app`), creates the demo
  * workspace with its owner key and a read-only key (`market_data:read`, the stdio bootstrap key's scope), and
@@ -34,8 +36,13 @@ import * as Redacted from "effect/Redacted"
 import { randomBytes } from "node:crypto"
 import * as NodeHttp from "node:http"
 
-const runsArg = process.argv.indexOf("--runs")
-const runs = runsArg > 0 ? Number(process.argv[runsArg + 1]) : 5
+const argument = (name: string): string | undefined => {
+  const at = process.argv.indexOf(name)
+  return at > 0 ? process.argv[at + 1] : undefined
+}
+const runs = Number(argument("--runs") ?? "5")
+const externalUrl = argument("--url")
+const externalKey = argument("--key")
 
 const OWNER_KEY = `svc_key_${randomBytes(32).toString("base64url")}`
 const READ_KEY = `svc_key_${randomBytes(32).toString("base64url")}`
@@ -83,37 +90,12 @@ const baselineServer = async () => {
 
 const quiet = Logger.withMinimumLogLevel(LogLevel.Warning)
 
-const main = async () => {
-  const services = App.layer(Database.layerPglite().pipe(Layer.orDie), Crypto.layerTest)
-  const rt = ManagedRuntime.make(
-    Server.layer(App.app, { port: 0, host: "127.0.0.1" }).pipe(
-      Layer.provideMerge(services),
-      Layer.provide(Logger.minimumLogLevel(LogLevel.Warning)),
-      Layer.orDie
-    )
-  )
+/** Prints the sizes and times for `credentials` (label, key) on the MCP endpoint `url`; the first one searches. */
+const measure = async (url: string, credentials: ReadonlyArray<readonly [string, string]>) => {
+  const searchKey = credentials[0]?.[1] ?? ""
   const baseline = await baselineServer()
   try {
-    const address = await rt.runPromise(Effect.map(HttpServer.HttpServer, (s) => s.address))
-    if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
-    const url = `http://127.0.0.1:${address.port}/mcp`
-    await rt.runPromise(Effect.gen(function*() {
-      yield* ensureDemo(Option.some(Redacted.make(OWNER_KEY)))
-      const accounts = yield* Accounts.Accounts
-      const workspace = yield* accounts.findWorkspaceBySlug(WorkspaceSlug.make("demo"))
-      if (Option.isNone(workspace)) return yield* Effect.dieMessage("no demo workspace")
-      yield* accounts.issueCredential({
-        workspaceId: workspace.value.id,
-        kind: "api_key",
-        label: "mcp-size read-only",
-        scopes: ["market_data:read"],
-        secret: Redacted.make(READ_KEY)
-      })
-      yield* DemoLoad.ensureLoaded()
-    }).pipe(quiet))
-
     const lines: Array<string> = []
-    const credentials = [["owner key (every scope)", OWNER_KEY], ["read-only key (market_data:read)", READ_KEY]] as const
     for (const [label, key] of credentials) {
       const client = await connect(url, { "x-api-key": key })
       const listed = await client.listTools()
@@ -123,16 +105,16 @@ const main = async () => {
       await client.close()
     }
     const instructions = await (async () => {
-      const client = await connect(url, { "x-api-key": READ_KEY })
+      const client = await connect(url, { "x-api-key": searchKey })
       const text = client.getInstructions() ?? ""
       await client.close()
       return text
     })()
 
     const baselineMs = await listTime(baseline.url, {})
-    const ownerMs = await listTime(url, { "x-api-key": OWNER_KEY })
+    const ownerMs = await listTime(url, { "x-api-key": searchKey })
 
-    const client = await connect(url, { "x-api-key": OWNER_KEY })
+    const client = await connect(url, { "x-api-key": searchKey })
     await client.listTools()
     const search = await client.callTool({ name: "service_market_search_suppliers", arguments: { state: "Zacatecas", limit: 10 } })
     await client.close()
@@ -152,7 +134,7 @@ const main = async () => {
     console.log(`| listTools, fresh 1.x client (median of ${runs}) | ms | vs baseline |`)
     console.log("| - | -: | -: |")
     console.log(`| baseline: one-tool server | ${baselineMs.toFixed(1)} | 1.00x |`)
-    console.log(`| owner key, every tool | ${ownerMs.toFixed(1)} | ${(ownerMs / baselineMs).toFixed(2)}x |`)
+    console.log(`| ${credentials[0]?.[0] ?? "key"} | ${ownerMs.toFixed(1)} | ${(ownerMs / baselineMs).toFixed(2)}x |`)
     console.log("")
     // As the client holds it: the characters of every text block, plus the JSON of everything else in the result
     // (structuredContent included when present). `wire` is the JSON of the whole result, texts escaped inside it.
@@ -163,6 +145,43 @@ const main = async () => {
       ` (text ${texts.toLocaleString("en")}, structuredContent ${search.structuredContent === undefined ? "absent" : `${JSON.stringify(search.structuredContent).length.toLocaleString("en")}`}; wire JSON of the result ${JSON.stringify(search).length.toLocaleString("en")})`)
   } finally {
     await baseline.close()
+  }
+}
+
+const main = async () => {
+  if (externalUrl !== undefined) {
+    // A running server (npm start): only the key given, which should be an owner's.
+    return measure(`${externalUrl.replace(/\/+$/, "")}/mcp`, [["the given key", externalKey ?? process.env["SERVICE_API_KEY"] ?? ""]])
+  }
+  const services = App.layer(Database.layerPglite().pipe(Layer.orDie), Crypto.layerTest)
+  const rt = ManagedRuntime.make(
+    Server.layer(App.app, { port: 0, host: "127.0.0.1" }).pipe(
+      Layer.provideMerge(services),
+      Layer.provide(Logger.minimumLogLevel(LogLevel.Warning)),
+      Layer.orDie
+    )
+  )
+  try {
+    const address = await rt.runPromise(Effect.map(HttpServer.HttpServer, (s) => s.address))
+    if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
+    const url = `http://127.0.0.1:${address.port}/mcp`
+    await rt.runPromise(Effect.gen(function*() {
+      yield* ensureDemo(Option.some(Redacted.make(OWNER_KEY)))
+      const accounts = yield* Accounts.Accounts
+      const workspace = yield* accounts.findWorkspaceBySlug(WorkspaceSlug.make("demo"))
+      if (Option.isNone(workspace)) return yield* Effect.dieMessage("no demo workspace")
+      yield* accounts.issueCredential({
+        workspaceId: workspace.value.id,
+        kind: "api_key",
+        label: "mcp-size read-only",
+        scopes: ["market_data:read"],
+        secret: Redacted.make(READ_KEY)
+      })
+      yield* DemoLoad.ensureLoaded()
+    }).pipe(quiet))
+
+    await measure(url, [["owner key (every scope)", OWNER_KEY], ["read-only key (market_data:read)", READ_KEY]])
+  } finally {
     await rt.dispose()
   }
 }
