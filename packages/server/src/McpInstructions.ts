@@ -19,7 +19,7 @@ Every result is one JSON text. Market tools answer an envelope: results; coverag
 
 Trust signal: topics carry trust (reviewed > proposed > draft) and governance. Prefer reviewed knowledge (min_trust), and say when an answer rests on a draft, proposed, stale or drifted topic.
 
-Paging: when has_more is true, call again with the same arguments and cursor set to page.nextCursor (next_cursor in CRM lists; topic and tag lists page with offset instead). invalid_cursor or cursor_stale: start again without a cursor.
+Paging: when has_more is true, call again with the same arguments and cursor set to page.nextCursor (next_cursor in CRM lists; topic events take it as before; topic and tag lists page with offset instead). invalid_cursor or cursor_stale: start again without a cursor.
 
 Refusals: an error result has code, message, request_id and a block named after its area (market_data, crm, topics...) with semantic_code, suggested_correction and recovery.action; do what the action says (fix_arguments: change the named field; narrow_query: add a filter; search_again: the ref is gone; retry_backoff: wait and retry). FORBIDDEN names the missing scope (required_scopes) or role; RATE_LIMITED gives retry_after_seconds. Unknown arguments are refused, naming the field. Quote request_id when reporting a problem.
 
