@@ -717,6 +717,19 @@ export interface Invocation {
 }
 
 /**
+ * Whether `principal` may call `op`: it holds one of the operation's scopes (any-of) and the declared `authorize`
+ * (a role, a person behind the key) admits it. The first check of {@link execute}; transports that show only what a
+ * credential can call (the MCP tool list) ask the same question.
+ *
+ * @since 0.1.0 @category execution
+ */
+export const permits = (
+  op: { readonly scopes: ReadonlyArray<Scope>; readonly authorize?: ((principal: Principal) => Effect.Effect<unknown, Forbidden>) | undefined },
+  principal: Principal
+): Effect.Effect<void, Forbidden> =>
+  Effect.zipRight(requireScope(principal, op.scopes), op.authorize === undefined ? Effect.void : Effect.asVoid(op.authorize(principal)))
+
+/**
  * Runs one call the same way on every transport: scope check (any-of), the declared `authorize` (role,
  * person), the workspace's rate limit, the
  * operation (decode, run, encode) with the request context, and one metered unit on success. A failure
@@ -731,8 +744,7 @@ export const execute = <R>(
 ): Effect.Effect<unknown, Forbidden | RateLimited | CreditsExhausted | Refused, Exclude<R, Provided> | Meter | RateLimiter> =>
   Effect.gen(function*() {
     const { principal } = invocation
-    yield* requireScope(principal, op.scopes)
-    if (op.authorize !== undefined) yield* op.authorize(principal)
+    yield* permits(op, principal)
     const limiter = yield* RateLimiter
     yield* limiter.consume(principal.workspace.id)
     const meter = yield* Meter

@@ -396,14 +396,12 @@ const mcpAnnotations = (annotations: Operation.Annotations): Tool["annotations"]
  *
  * @since 0.1.0 @category listing
  */
-export const callableBy = (op: Operation.AnyOperation<unknown>, principal: Principal): boolean => {
-  if (!op.scopes.some((scope) => principal.scopes.includes(scope))) return false
-  if (op.authorize === undefined) return true
-  return Exit.match(Effect.runSyncExit(op.authorize(principal)), {
+export const callableBy = (op: Operation.AnyOperation<unknown>, principal: Principal): boolean =>
+  // A rule that cannot decide synchronously (a defect) is left to the call itself: the tool stays listed.
+  Exit.match(Effect.runSyncExit(Operation.permits(op, principal)), {
     onSuccess: () => true,
     onFailure: (cause) => Option.isNone(Cause.failureOption(cause))
   })
-}
 
 /**
  * The hints a client cannot assume: MCP reads a missing hint as its default (`readOnlyHint` false,
