@@ -12,6 +12,7 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as RequestContext from "@service/core/RequestContext"
 import * as Health from "@service/http/Health"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -101,7 +102,7 @@ export const layer = (options: {
         statusCode: 503,
         code: "STARTING",
         message: "The server is starting; retry in a few seconds. GET /ready says what is still starting.",
-        request_id: `req_${randomBytes(12).toString("hex")}`,
+        request_id: yield* RequestContext.makeRequestId,
         retry_after_seconds: startingRetryAfterSeconds
       }, { status: 503, headers: { "retry-after": String(startingRetryAfterSeconds), "cache-control": "no-store" } })
     })
