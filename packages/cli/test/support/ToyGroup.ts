@@ -62,7 +62,7 @@ export const AggregateInput = Schema.Struct({
     description: "Dimensions to group by."
   }),
   years: Schema.optional(Schema.Array(Schema.Int)).annotations({ description: "Award years." }),
-  ratio: Schema.optional(Schema.Number),
+  ratio: Schema.optional(Schema.Finite),
   include_empty: Schema.optional(Schema.Boolean).annotations({ description: "Keep groups with no rows." }),
   compare_period: Schema.optional(Schema.Struct({
     from_date: Schema.String.annotations({ description: "First day of the earlier period, YYYY-MM-DD." }),
