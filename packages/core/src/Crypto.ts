@@ -464,10 +464,28 @@ const parseSealed = (bytes: Buffer): Either.Either<SealedParts, SealedValueInval
   })
 }
 
+// Nonces are full 96-bit random values, drawn from the system in blocks of 256 rather than one call per seal: a
+// page of 20 records made 21 calls into the system's random source (decision 0083). Each slice is handed out once.
+const NONCES_PER_DRAW = 256
+const makeNonces = () => {
+  let block = randomBytes(IV_LENGTH * NONCES_PER_DRAW)
+  let next = 0
+  return (): Buffer => {
+    if (next === NONCES_PER_DRAW) {
+      block = randomBytes(IV_LENGTH * NONCES_PER_DRAW)
+      next = 0
+    }
+    const nonce = block.subarray(next * IV_LENGTH, (next + 1) * IV_LENGTH)
+    next++
+    return nonce
+  }
+}
+
 const makeService = (keys: ValidatedKeys): CryptoService => {
+  const nonce = makeNonces()
   const seal = (purpose: string, plaintext: Uint8Array | string): Effect.Effect<string> =>
     Effect.sync(() => {
-      const iv = randomBytes(IV_LENGTH)
+      const iv = nonce()
       const cipher = createCipheriv(ALGORITHM, keys.activeKey, iv, { authTagLength: TAG_LENGTH })
       cipher.setAAD(additionalData(keys.activeHeader, purpose))
       const ciphertext = Buffer.concat([cipher.update(toBytes(plaintext)), cipher.final()])
