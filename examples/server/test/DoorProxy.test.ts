@@ -8,6 +8,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, layer } from "@effect/vitest"
 import * as App from "@service/app/App"
 import { Crypto } from "@service/core/Crypto"
+import { DoorLimiter } from "@service/door/DoorLimiter"
 import * as Server from "@service/server/Server"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -55,7 +56,9 @@ for (const target of TestDatabase.targets()) {
         assert.strictEqual(yield* post(port, "127.0.0.1", { forwarded: "for=\"198.51.100.9:443\";proto=https", "x-forwarded-for": "198.51.100.1" }), 401)
         // Not a trusted proxy: its forwarded headers are not read.
         for (let i = 0; i < 2; i++) assert.strictEqual(yield* post(port, "127.0.0.2", { "x-forwarded-for": "198.51.100.2" }), 401)
-        // Which addresses were counted (a window turning over mid-test may drop older counts, never add a key).
+        // Which addresses were counted, once this node has written its counts (a window turning over mid-test may
+        // drop older counts, never add a key).
+        yield* (yield* DoorLimiter).flush
         const counted = yield* Effect.orDie(sql<{ key: string }>`SELECT DISTINCT workspace_id AS key
           FROM core.rate_windows WHERE workspace_id LIKE 'door-ip:%' ORDER BY workspace_id`)
         assert.deepStrictEqual(counted.map((row) => row.key), ["door-ip:127.0.0.2", "door-ip:198.51.100.1", "door-ip:198.51.100.9"])

@@ -16,6 +16,7 @@ import * as CrmErasers from "@service/crm/CrmErasers"
 import * as Layer from "effect/Layer"
 import * as ArrivalOperations from "./ArrivalOperations.js"
 import * as Arrivals from "./Arrivals.js"
+import * as DoorLimiter from "./DoorLimiter.js"
 import * as DoorErasers from "./DoorErasers.js"
 import * as DoorFixture from "./DoorFixture.js"
 import * as DoorMigrations from "./DoorMigrations.js"
@@ -43,7 +44,7 @@ const groups: ReadonlyArray<Operation.Group<Requirements>> = [
 /** @since 0.1.0 @category bundles */
 export const bundle = Bundle.make({
   name: "door",
-  layer: Layer.mergeAll(Intake.layer, Arrivals.layer).pipe(
+  layer: Layer.mergeAll(Intake.layer, Arrivals.layer, DoorLimiter.layer).pipe(
     Layer.provideMerge(Layer.mergeAll(Sources.layer, Crm.layer))
   ),
   migrations: [CrmMigrations.migrations, DoorMigrations.migrations],

@@ -10,21 +10,23 @@
  * - `{arrivals: [{arrival, status, duplicate}], ignored}` for a batch (202 when any Arrival is new, else 200).
  *
  * A refusal's body is `{code, message, request_id}`, so the 401 of an unknown Source, of a bad signature and of a
- * wrong token differ only in the request id. One address may send 120 requests a minute, counted in PostgreSQL so
- * every node agrees.
+ * wrong token differ only in the request id. One address may send 120 requests a minute, counted by
+ * {@link DoorLimiter} (in memory per node, shared through PostgreSQL every short interval).
  *
  * @since 0.1.0
  */
 import * as Mount from "@service/core/Mount"
-import * as RateLimiter from "@service/core/RateLimiter"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { DoorLimiter, REQUESTS_PER_MINUTE_PER_IP } from "./DoorLimiter.js"
 import { type DoorCode, type DoorRefusal, refuse, statusOf } from "./DoorRefusal.js"
 import { ArrivalStatus, Intake, MAX_BODY_BYTES, type Receipt } from "./Intake.js"
 
-/** Requests a minute the door takes from one IP address (spec: 120). @since 0.1.0 @category constants */
-export const REQUESTS_PER_MINUTE_PER_IP = 120
+export {
+  /** @since 0.1.0 @category constants */
+  REQUESTS_PER_MINUTE_PER_IP
+}
 
 const refusalBody = (error: DoorRefusal, requestId: string, headers: Readonly<Record<string, string>> = {}): Mount.Response =>
   Mount.json({ code: error.code, message: error.detail, request_id: requestId }, statusOf[error.code], headers)
@@ -59,8 +61,8 @@ export const answer = (receipt: Receipt): Mount.Response => {
 const receive = (request: Mount.Request) =>
   Effect.gen(function*() {
     const intake = yield* Intake
-    // A limiter of its own (keyed by address), on the same stored fixed windows as the API's.
-    const perIp = yield* RateLimiter.makeSql(REQUESTS_PER_MINUTE_PER_IP)
+    // A limiter of its own (keyed by address), on the same shared fixed windows as the API's.
+    const perIp = yield* DoorLimiter
     yield* perIp.consume(`door-ip:${Option.getOrElse(request.remoteAddress, () => "unknown")}`)
     const sourceId = request.params["source_id"] ?? ""
     const token = request.params["token"]

@@ -271,7 +271,7 @@ for (const target of TestDatabase.targets()) {
 
     it.scoped("answers RATE_LIMITED with retry_after_seconds once the workspace's window is full", () =>
       Effect.gen(function*() {
-        const web = yield* handlerWith().pipe(Effect.provide(Layer.effect(RateLimiter.RateLimiter, RateLimiter.makeSql(2))))
+        const web = yield* handlerWith().pipe(Effect.provide(Layer.scoped(RateLimiter.RateLimiter, RateLimiter.makeSql(2))))
         const client = yield* connect("1.x", web, yield* principalWith(["market_data:read"]))
         assert.isFalse((yield* client.call("service_market_capabilities", {})).isError)
         assert.isFalse((yield* client.call("service_market_capabilities", {})).isError)
@@ -433,7 +433,7 @@ for (const target of TestDatabase.targets()) {
             "FORBIDDEN"
           ])
 
-          const limitedWeb = yield* handlerWith().pipe(Effect.provide(Layer.effect(RateLimiter.RateLimiter, RateLimiter.makeSql(2))))
+          const limitedWeb = yield* handlerWith().pipe(Effect.provide(Layer.scoped(RateLimiter.RateLimiter, RateLimiter.makeSql(2))))
           const limitedReader = yield* principalWith(["market_data:read"])
           const limited = yield* messagesOf(yield* Effect.promise(() => limitedWeb.handle(post(batch), limitedReader)))
           const codes = limited.map((message) => message.result?.isError === true ? decodeExact(OtherError, message.result.content[0].text).code : "ok")

@@ -126,7 +126,8 @@ const ports = (allowed: number) =>
           consume: () =>
             Ref.updateAndGet(calls, (n) => n + 1).pipe(
               Effect.flatMap((n) => n > allowed ? Effect.fail(new RateLimiter.RateLimited({ limit: allowed, retryAfterSeconds: 42 })) : Effect.void)
-            )
+            ),
+          flush: Effect.void
         })
       )
     )

@@ -257,7 +257,8 @@ export const services = Layer.mergeAll(
           if (workspaceId !== "ws_limited") return Effect.void
           calls += 1
           return calls > 3 ? Effect.fail(new RateLimited({ limit: 3, retryAfterSeconds: 42 })) : Effect.void
-        })
+        }),
+      flush: Effect.void
     })
   })
 )
