@@ -1,9 +1,12 @@
 /**
  * Metering on a credit ledger per workspace (one insight credit per metered call: one aggregate response costs one
  * credit whatever its group count; discovery is free). A metered operation is admitted when the balance covers its
- * price ({@link Meter.admit}, a read) and debited only once it has succeeded ({@link Meter.settle}, one conditional
- * update that never takes the balance below zero), so a refused call writes nothing to the ledger, and a crash or
- * calls racing for the last credits may under-charge but never over-charge (decision 0078). A call the balance
+ * price ({@link Meter.admit}, answered from the balance this node last read, minus the debits it holds) and debited
+ * only once it has succeeded ({@link Meter.settle}, kept in memory and written with every other pending debit in one
+ * transaction a short interval later, never taking a balance below zero), so a refused call writes nothing to the
+ * ledger, a served one costs no statement of its own, and a crash or calls racing for the last credits may
+ * under-charge but never over-charge (decisions 0078 and 0080). Whatever reads the balance, the usage or the ledger
+ * through the Meter writes this node's pending debits first. A call the balance
  * cannot cover is refused with {@link CreditsExhausted} and recorded. Spending that must be reserved before work
  * that takes time (a contact unlock) uses {@link Meter.charge} and {@link Meter.refund}. Each workspace receives its
  * monthly allowance on its first metered call of a UTC month. What was served is read back from the same ledger (a
@@ -16,10 +19,12 @@ import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 
 /** How many ledger entries {@link Account} lists. */
 const historyLength = 50
@@ -130,8 +135,10 @@ export class Meter extends Context.Tag("@service/core/Meter")<Meter, {
     readonly credits: number
   }) => Effect.Effect<void, CreditsExhausted>
   /**
-   * Debits a call that succeeded, in one statement. When concurrent calls spent the balance meanwhile, the call was
-   * served anyway: it is recorded as a debit of 0 credits (an under-charge, never a negative balance).
+   * Debits a call that succeeded: held by this node and written with the others pending a short interval later (or
+   * when a reader of the ledger asks, or at shutdown). When the balance no longer covers it then (concurrent calls
+   * spent it), the call was served anyway: it is recorded as a debit of 0 credits (an under-charge, never a negative
+   * balance).
    */
   readonly settle: (call: {
     readonly workspaceId: string
@@ -156,6 +163,8 @@ export class Meter extends Context.Tag("@service/core/Meter")<Meter, {
   readonly account: (workspaceId: string) => Effect.Effect<Account>
   /** Spendable credits now (the month's allowance granted first when due): the balance alone, in one read. */
   readonly balance: (workspaceId: string) => Effect.Effect<number>
+  /** Writes the debits this node holds now (readers of the ledger outside the Meter, tests, shutdown). */
+  readonly flush: Effect.Effect<void>
 }>() {}
 
 /**
@@ -169,12 +178,37 @@ export const monthlyAllowanceConfig = Config.integer("SERVICE_MONTHLY_INSIGHT_CR
   Config.withDescription("Insight credits granted to each workspace on its first metered call of each UTC month.")
 )
 
+/**
+ * How long a served call's debit may wait in memory before it is written with the others: `SERVICE_CREDIT_FLUSH_MS`,
+ * default 200. A crash loses at most that long's debits (an under-charge); a balance this node read is trusted for
+ * five times that long before it is read again.
+ *
+ * @since 0.1.0 @category config
+ */
+export const flushIntervalConfig = Config.integer("SERVICE_CREDIT_FLUSH_MS").pipe(
+  Config.withDefault(200),
+  Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
+  Config.withDescription("Milliseconds a served call's debit waits in memory before this node writes its pending debits.")
+)
+
 const UsageRow = Schema.Struct({ operation: Schema.String, day: Schema.String, units: Schema.NumberFromString })
 const decodeUsage = Schema.decodeUnknown(Schema.Array(UsageRow))
 const IdRow = Schema.Array(Schema.Struct({ id: Schema.String }))
 const decodeIds = Schema.decodeUnknown(IdRow)
 const BalanceRow = Schema.Array(Schema.Struct({ balance: Schema.NumberFromString }))
 const decodeBalance = Schema.decodeUnknown(BalanceRow)
+const BalancesRow = Schema.Array(Schema.Struct({ workspace_id: Schema.String, balance: Schema.NumberFromString }))
+const decodeBalances = Schema.decodeUnknown(BalancesRow)
+
+/** A served call whose debit is not written yet. */
+interface Served {
+  readonly workspaceId: string
+  readonly operation: string
+  readonly requestId: string
+  readonly credits: number
+}
+
+const SERVED_AFTER = "served after concurrent calls spent the balance"
 const ConsumptionRow = Schema.Array(Schema.Struct({
   operation: Schema.String,
   debits: Schema.NumberFromString,
@@ -194,10 +228,20 @@ const renewalOf = (now: number) => {
   return new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1)).toISOString().slice(0, 10)
 }
 
-/** @since 0.1.0 @category constructors */
-export const makeSql = (options: { readonly monthlyAllowance: number }) =>
+/**
+ * The ledger in PostgreSQL. Served calls' debits are written by a fiber of the enclosing scope `flushEvery` after the
+ * first one pending, and when the scope closes.
+ *
+ * @since 0.1.0 @category constructors
+ */
+export const makeSql = (options: {
+  readonly monthlyAllowance: number
+  readonly flushEvery?: Duration.DurationInput | undefined
+}): Effect.Effect<Meter["Type"], never, SqlClient.SqlClient | Scope.Scope> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const interval = Duration.toMillis(options.flushEvery ?? Duration.millis(200))
+    const scope = yield* Effect.scope
 
     const credit = (workspaceId: string, credits: number) =>
       sql`INSERT INTO core.credit_balances (workspace_id, balance) VALUES (${workspaceId}, ${credits})
@@ -213,7 +257,10 @@ export const makeSql = (options: { readonly monthlyAllowance: number }) =>
           VALUES (${workspaceId}, 'grant', ${options.monthlyAllowance}, ${periodOf(now)}, 'monthly allowance')
           ON CONFLICT (workspace_id, period) WHERE kind = 'grant' DO NOTHING
           RETURNING id::text AS id`.pipe(Effect.flatMap(decodeIds))
-        if (inserted.length > 0) yield* credit(workspaceId, options.monthlyAllowance)
+        if (inserted.length > 0) {
+          yield* credit(workspaceId, options.monthlyAllowance)
+          known.delete(workspaceId)
+        }
       })
 
     // Grants the month's allowance when due. It is remembered only once committed: inside a caller's transaction
@@ -226,13 +273,108 @@ export const makeSql = (options: { readonly monthlyAllowance: number }) =>
         if (Option.isNone(enclosing)) granted.add(`${workspaceId}\u0000${periodOf(now)}`)
       })
 
+    // The stored balance per workspace as this node last read or wrote it, and when: admissions read it instead of
+    // the table, minus what this node owes. Another node's debits and grants are seen once it is read again.
+    const known = new Map<string, { readonly balance: number; readonly at: number }>()
+    // Debits of served calls not written yet, in the order served; credits owed per workspace (pending or being
+    // written), so an admission never counts them as spendable.
+    let pending: Array<Served> = []
+    const owed = new Map<string, number>()
+    const owe = (workspaceId: string, credits: number) => {
+      const left = (owed.get(workspaceId) ?? 0) + credits
+      if (left === 0) owed.delete(workspaceId)
+      else owed.set(workspaceId, left)
+    }
+
     const balanceOf = (workspaceId: string) =>
-      Effect.map(
+      Effect.flatMap(
         sql`SELECT balance::text AS balance FROM core.credit_balances WHERE workspace_id = ${workspaceId}`.pipe(
           Effect.flatMap(decodeBalance)
         ),
-        (rows) => rows[0]?.balance ?? 0
+        (rows) =>
+          Effect.map(Clock.currentTimeMillis, (at) => {
+            const balance = rows[0]?.balance ?? 0
+            known.set(workspaceId, { balance, at })
+            return balance
+          })
       )
+
+    // Spendable as far as this node knows: the stored balance (read again once older than five intervals) minus
+    // the debits it has not written.
+    const spendable = (workspaceId: string, now: number) =>
+      Effect.map(
+        Effect.suspend(() => {
+          const cached = known.get(workspaceId)
+          return cached !== undefined && now - cached.at < 5 * interval ? Effect.succeed(cached.balance) : balanceOf(workspaceId)
+        }),
+        (balance) => balance - (owed.get(workspaceId) ?? 0)
+      )
+
+    // Writes every pending debit in one transaction: the balances locked in a fixed order, each call in the order
+    // served debited while its workspace's balance covers it and recorded at 0 credits otherwise (the clamp: never
+    // below zero, never more than was served), the balances and the ledger rows written in one statement each.
+    const write = Effect.gen(function*() {
+      if (pending.length === 0) return
+      const batch = pending
+      pending = []
+      const ids = [...new Set(batch.map((call) => call.workspaceId))].sort()
+      const written = yield* sql.withTransaction(Effect.gen(function*() {
+        const rows = yield* sql`SELECT workspace_id, balance::text AS balance FROM core.credit_balances
+          WHERE workspace_id IN ${sql.in(ids)} ORDER BY workspace_id FOR UPDATE`.pipe(Effect.flatMap(decodeBalances))
+        const balances = new Map(rows.map((row) => [row.workspace_id, row.balance]))
+        const debited = batch.map((call) => {
+          const balance = balances.get(call.workspaceId) ?? 0
+          const covered = balance >= call.credits
+          if (covered) balances.set(call.workspaceId, balance - call.credits)
+          return { ...call, covered }
+        })
+        const spent = ids.map((id) => debited.reduce((sum, call) => sum + (call.covered && call.workspaceId === id ? call.credits : 0), 0))
+        yield* sql`UPDATE core.credit_balances b SET balance = b.balance - t.spent
+          FROM unnest(${ids}::text[], ${spent}::bigint[]) AS t(workspace_id, spent)
+          WHERE b.workspace_id = t.workspace_id AND t.spent > 0`
+        // A workspace deleted meanwhile takes its debits with it, rather than failing everyone's.
+        yield* sql`INSERT INTO core.credit_ledger (workspace_id, kind, credits, operation, request_id, note)
+          SELECT t.workspace_id, 'debit', t.credits, t.operation, t.request_id, t.note
+          FROM unnest(${debited.map((c) => c.workspaceId)}::text[], ${debited.map((c) => (c.covered ? 0 - c.credits : 0))}::bigint[],
+            ${debited.map((c) => c.operation)}::text[], ${debited.map((c) => c.requestId)}::text[],
+            ${debited.map((c) => (c.covered ? null : SERVED_AFTER))}::text[]) WITH ORDINALITY AS t(workspace_id, credits, operation, request_id, note, n)
+          WHERE EXISTS (SELECT 1 FROM core.workspaces w WHERE w.id = t.workspace_id)
+          ORDER BY t.n`
+        return balances
+      })).pipe(Effect.either)
+      if (written._tag === "Left") {
+        // Kept, ahead of what was served since, for the next write: a failed write loses no debit.
+        pending = [...batch, ...pending]
+        yield* Effect.logWarning("Could not write the pending credit debits; retrying at the next interval", written.left)
+        return yield* schedule
+      }
+      const at = yield* Clock.currentTimeMillis
+      for (const call of batch) owe(call.workspaceId, 0 - call.credits)
+      for (const id of ids) known.set(id, { balance: written.right.get(id) ?? 0, at })
+    })
+    const writer = yield* Effect.makeSemaphore(1)
+    const flushAll: Effect.Effect<void> = writer.withPermits(1)(write)
+    // Inside a caller's transaction the debits would roll back with it, after they left memory: they wait for the
+    // next write instead.
+    const flush = Effect.flatMap(
+      Effect.serviceOption(SqlClient.TransactionConnection),
+      (enclosing) => Option.isSome(enclosing) ? Effect.void : flushAll
+    )
+    // A write is scheduled by the first debit after the last write, not by a timer that runs forever: an idle node
+    // writes nothing, and a test clock moved by hours runs one write, not one per interval.
+    let scheduled = false
+    const schedule: Effect.Effect<void> = Effect.suspend(() => {
+      if (scheduled) return Effect.void
+      scheduled = true
+      return Effect.asVoid(Effect.forkIn(
+        Effect.zipRight(Effect.sleep(Duration.millis(interval)), Effect.suspend(() => {
+          scheduled = false
+          return flushAll
+        })),
+        scope
+      ))
+    })
+    yield* Effect.addFinalizer(() => flushAll)
 
     // One statement, so one round trip and no transaction to open: the debit and its ledger row commit together or
     // not at all, and a balance below the price debits nothing (no id comes back).
@@ -248,36 +390,44 @@ export const makeSql = (options: { readonly monthlyAllowance: number }) =>
     const charge = ({ credits, operation, requestId, workspaceId }: Parameters<Meter["Type"]["charge"]>[0]) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
+        // The calls served before it are debited before it.
+        yield* flush
         yield* ensureAllowance(workspaceId, now).pipe(Effect.orDie)
         const ids = yield* debit(workspaceId, operation, requestId, credits).pipe(Effect.orDie)
+        known.delete(workspaceId)
         const ledgerId = ids[0]?.id
-        if (ledgerId === undefined) return yield* refuse(workspaceId, operation, requestId, credits, now)
+        if (ledgerId === undefined) {
+          const balance = yield* balanceOf(workspaceId).pipe(Effect.orDie)
+          return yield* refuse(workspaceId, operation, requestId, credits, now, balance)
+        }
         return { ledgerId, workspaceId, credits }
       }).pipe(Effect.withSpan("Meter.charge"))
 
-    const refuse = (workspaceId: string, operation: string, requestId: string, credits: number, now: number) =>
+    const refuse = (workspaceId: string, operation: string, requestId: string, credits: number, now: number, balance: number) =>
       Effect.gen(function*() {
         yield* sql`INSERT INTO core.credit_ledger (workspace_id, kind, credits, operation, request_id, note)
           VALUES (${workspaceId}, 'refused', 0, ${operation}, ${requestId}, 'balance below the price')`.pipe(Effect.orDie)
-        const balance = yield* balanceOf(workspaceId).pipe(Effect.orDie)
-        return yield* new CreditsExhausted({ operation, price: credits, balance, renewsOn: renewalOf(now) })
+        return yield* new CreditsExhausted({ operation, price: credits, balance: Math.max(0, balance), renewsOn: renewalOf(now) })
       })
 
     const admit = ({ credits, operation, requestId, workspaceId }: Parameters<Meter["Type"]["admit"]>[0]) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         yield* ensureAllowance(workspaceId, now).pipe(Effect.orDie)
-        const balance = yield* balanceOf(workspaceId).pipe(Effect.orDie)
-        if (balance < credits) return yield* refuse(workspaceId, operation, requestId, credits, now)
+        if ((yield* spendable(workspaceId, now).pipe(Effect.orDie)) >= credits) return
+        // Before refusing: this node's debits written and the balance read again (another node or an operator may
+        // have added credits), so a refusal is decided on the stored balance and ordered after the calls served.
+        yield* flush
+        const balance = (yield* balanceOf(workspaceId).pipe(Effect.orDie)) - (owed.get(workspaceId) ?? 0)
+        if (balance < credits) return yield* refuse(workspaceId, operation, requestId, credits, now, balance)
       }).pipe(Effect.withSpan("Meter.admit"))
 
-    const settle = ({ credits, operation, requestId, workspaceId }: Parameters<Meter["Type"]["settle"]>[0]) =>
-      Effect.gen(function*() {
-        const ids = yield* debit(workspaceId, operation, requestId, credits)
-        if (ids.length > 0) return
-        yield* sql`INSERT INTO core.credit_ledger (workspace_id, kind, credits, operation, request_id, note)
-          VALUES (${workspaceId}, 'debit', 0, ${operation}, ${requestId}, 'served after concurrent calls spent the balance')`
-      }).pipe(Effect.orDie, Effect.withSpan("Meter.settle"))
+    const settle = (call: Parameters<Meter["Type"]["settle"]>[0]) =>
+      Effect.suspend(() => {
+        pending.push({ workspaceId: call.workspaceId, operation: call.operation, requestId: call.requestId, credits: call.credits })
+        owe(call.workspaceId, call.credits)
+        return schedule
+      }).pipe(Effect.withSpan("Meter.settle"))
 
     const refund = (charge: Charge, note: string) =>
       sql.withTransaction(Effect.gen(function*() {
@@ -287,32 +437,40 @@ export const makeSql = (options: { readonly monthlyAllowance: number }) =>
           ON CONFLICT (refund_of) WHERE kind = 'refund' DO NOTHING
           RETURNING id::text AS id`.pipe(Effect.flatMap(decodeIds))
         if (refunded.length > 0) yield* credit(charge.workspaceId, charge.credits)
+        known.delete(charge.workspaceId)
       })).pipe(Effect.orDie, Effect.withSpan("Meter.refund"))
 
     const usage = (workspaceId: string) =>
-      sql`SELECT d.operation, to_char((d.created_at AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS day, count(*)::text AS units
+      Effect.zipRight(flush, sql`SELECT d.operation, to_char((d.created_at AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS day, count(*)::text AS units
           FROM core.credit_ledger d
           WHERE d.workspace_id = ${workspaceId} AND d.kind = 'debit'
             AND NOT EXISTS (SELECT 1 FROM core.credit_ledger r WHERE r.refund_of = d.id AND r.kind = 'refund')
-          GROUP BY 1, 2 ORDER BY 2 DESC, 1`.pipe(
+          GROUP BY 1, 2 ORDER BY 2 DESC, 1`).pipe(
         Effect.flatMap(decodeUsage),
         Effect.orDie
       )
 
     const grant = ({ credits, note, workspaceId }: Parameters<Meter["Type"]["grant"]>[0]) =>
-      sql.withTransaction(Effect.gen(function*() {
-        yield* sql`INSERT INTO core.credit_ledger (workspace_id, kind, credits, note)
-          VALUES (${workspaceId}, 'grant', ${credits}, ${note})`
-        yield* credit(workspaceId, credits)
-      })).pipe(Effect.orDie, Effect.withSpan("Meter.grant"))
+      Effect.zipRight(
+        flush,
+        sql.withTransaction(Effect.gen(function*() {
+          yield* sql`INSERT INTO core.credit_ledger (workspace_id, kind, credits, note)
+            VALUES (${workspaceId}, 'grant', ${credits}, ${note})`
+          yield* credit(workspaceId, credits)
+          known.delete(workspaceId)
+        }))
+      ).pipe(Effect.orDie, Effect.withSpan("Meter.grant"))
 
     const account = (workspaceId: string) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const since = new Date(now - 30 * 24 * 3600 * 1000).toISOString()
-        // Reading the account grants the month's allowance when due, so the balance shown is spendable.
+        // Reading the account writes this node's pending debits and grants the month's allowance when due, so the
+        // balance shown is spendable and the calls just served are in it.
+        yield* flush
         yield* ensureAllowance(workspaceId, now)
-        const balance = yield* balanceOf(workspaceId)
+        // Inside a caller's transaction the debits held here are not written yet: they are spent all the same.
+        const balance = Math.max(0, (yield* balanceOf(workspaceId)) - (owed.get(workspaceId) ?? 0))
         // A refund row carries its debit's operation, so one pass over the window counts both.
         const rows = yield* sql`SELECT operation, debits::text AS debits, credits::text AS credits, refunds::text AS refunds,
             refunded_credits::text AS refunded_credits, refused::text AS refused
@@ -351,17 +509,22 @@ export const makeSql = (options: { readonly monthlyAllowance: number }) =>
 
     const balance = (workspaceId: string) =>
       Effect.gen(function*() {
+        yield* flush
         yield* ensureAllowance(workspaceId, yield* Clock.currentTimeMillis)
-        return yield* balanceOf(workspaceId)
+        return Math.max(0, (yield* balanceOf(workspaceId)) - (owed.get(workspaceId) ?? 0))
       }).pipe(Effect.orDie, Effect.withSpan("Meter.balance"))
 
-    return Meter.of({ admit, settle, charge, refund, usage, grant, account, balance })
+    return Meter.of({ admit, settle, charge, refund, usage, grant, account, balance, flush })
   })
 
 /** @since 0.1.0 @category layers */
-export const layerSql: Layer.Layer<Meter, ConfigError.ConfigError, SqlClient.SqlClient> = Layer.effect(
+export const layerSql: Layer.Layer<Meter, ConfigError.ConfigError, SqlClient.SqlClient> = Layer.scoped(
   Meter,
-  Effect.flatMap(monthlyAllowanceConfig, (monthlyAllowance) => makeSql({ monthlyAllowance }))
+  Effect.gen(function*() {
+    const monthlyAllowance = yield* monthlyAllowanceConfig
+    const flushEvery = Duration.millis(yield* flushIntervalConfig)
+    return yield* makeSql({ monthlyAllowance, flushEvery })
+  })
 )
 
 /**
@@ -369,8 +532,10 @@ export const layerSql: Layer.Layer<Meter, ConfigError.ConfigError, SqlClient.Sql
  *
  * @since 0.1.0 @category layers
  */
-export const layerSqlWith = (options: { readonly monthlyAllowance: number }): Layer.Layer<Meter, never, SqlClient.SqlClient> =>
-  Layer.effect(Meter, makeSql(options))
+export const layerSqlWith = (options: {
+  readonly monthlyAllowance: number
+  readonly flushEvery?: Duration.DurationInput | undefined
+}): Layer.Layer<Meter, never, SqlClient.SqlClient> => Layer.scoped(Meter, makeSql(options))
 
 /**
  * The same ledger in memory, for in-process hosts without a database and for transport tests. Single
@@ -520,6 +685,7 @@ export const layerMemory = (options: { readonly monthlyAllowance: number }): Lay
               consumption,
               history
             }
-          }))
+          })),
+      flush: Effect.void
     })
   })

@@ -147,6 +147,64 @@ for (const adapter of adapters) {
         }))
     }
 
+    // Only the SQL ledger holds debits in memory between writes (decision 0080).
+    if (adapter.name !== "memory") {
+      const debits = (workspaceId: string) =>
+        Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          sql`SELECT credits::int AS credits, request_id, note FROM core.credit_ledger
+            WHERE workspace_id = ${workspaceId} AND kind = 'debit' ORDER BY id`.pipe(
+            Effect.flatMap(Schema.decodeUnknown(Schema.Array(Schema.Struct({
+              credits: Schema.Number,
+              request_id: Schema.String,
+              note: Schema.NullOr(Schema.String)
+            }))))
+          )).pipe(Effect.orDie)
+
+      it.effect("a served call's debit is held until the write, which the scope's end makes; nothing acknowledged is lost", () =>
+        Effect.gen(function*() {
+          const ws = yield* workspace
+          const bill = (i: number) => ({ workspaceId: ws.id, operation: "op", requestId: `req_held${i}`, credits: 1 })
+          yield* Effect.scoped(Effect.gen(function*() {
+            // A node whose interval never comes in this test.
+            const node = yield* Meter.makeSql({ monthlyAllowance: allowance, flushEvery: "1 hour" })
+            yield* node.admit(bill(0))
+            yield* node.settle(bill(0))
+            yield* node.admit(bill(1))
+            yield* node.settle(bill(1))
+            // Served twice, written never: the admission counted the held debits, the table has none yet.
+            assert.deepStrictEqual(yield* debits(ws.id), [])
+          }))
+          // The node stopped: its held debits were written in order as it closed.
+          assert.deepStrictEqual((yield* debits(ws.id)).map((d) => [d.credits, d.request_id]), [[-1, "req_held0"], [-1, "req_held1"]])
+        }))
+
+      it.effect("two nodes serving the last credit: the later write clamps at zero and records the call served for nothing", () =>
+        Effect.gen(function*() {
+          const ws = yield* workspace
+          const bill = (i: number) => ({ workspaceId: ws.id, operation: "op", requestId: `req_two${i}`, credits: 1 })
+          yield* Effect.scoped(Effect.gen(function*() {
+            const one = yield* Meter.makeSql({ monthlyAllowance: allowance, flushEvery: "1 hour" })
+            const two = yield* Meter.makeSql({ monthlyAllowance: allowance, flushEvery: "1 hour" })
+            // Each node admits up to the balance it read, minus its own held debits: together they serve more
+            // than the balance covers.
+            yield* two.admit(bill(10))
+            for (let i = 0; i < allowance; i++) {
+              yield* one.admit(bill(i))
+              yield* one.settle(bill(i))
+            }
+            yield* two.settle(bill(10))
+            yield* one.flush
+            yield* two.flush
+            // Never below zero, never more than served: the later write found the balance spent.
+            assert.strictEqual(yield* one.balance(ws.id), 0)
+            assert.isTrue(Either.isLeft(yield* Effect.either(two.admit(bill(11)))))
+          }))
+          const written = yield* debits(ws.id)
+          assert.deepStrictEqual(written.map((d) => d.credits), [-1, -1, -1, 0])
+          assert.strictEqual(written[3]?.note, "served after concurrent calls spent the balance")
+        }))
+    }
+
     it.effect("refunds a charge exactly once, however often it is asked", () =>
       Effect.gen(function*() {
         const meter = yield* Meter.Meter

@@ -1,6 +1,5 @@
 import * as OpenApi from "@effect/platform/OpenApi"
 import { assert, layer } from "@effect/vitest"
-import * as SqlClient from "@effect/sql/SqlClient"
 import * as AccountOperations from "@service/core/AccountOperations"
 import * as Leaks from "@service/core/Leaks"
 import { Meter } from "@service/core/Meter"
@@ -207,14 +206,15 @@ for (const target of TestDatabase.targets()) {
       it.effect("a workspace out of credits gets 402 credits_exhausted before anything runs; discovery and usage stay free", () =>
         Effect.gen(function*() {
           const { workspaceId } = yield* MarketFixture.Fixture
-          const sql = yield* SqlClient.SqlClient
           const before = yield* get("/api/v1/workspaces/demo/account/usage")
           assert.strictEqual(before.status, 200, before.text)
           const balance = Number(RawHttp.field(before.json, "balance"))
           assert.isAbove(balance, 0)
           const searches = list(RawHttp.field(before.json, "consumption")).find((c) => RawHttp.field(c, "operation") === "search_suppliers")
           assert.isAtLeast(Number(RawHttp.field(searches, "calls")), 1)
-          yield* sql`UPDATE core.credit_balances SET balance = 0 WHERE workspace_id = ${workspaceId}`
+          // Spent through the Meter: a node trusts the balance it read for a moment (decision 0080), so a write
+          // behind its back would be seen only then.
+          yield* Effect.flatMap(Meter, (meter) => meter.charge({ workspaceId, operation: "test_spend", requestId: "req_spend_all", credits: balance }))
           const refused = yield* post(`${base}/suppliers/search`, { state: "Zacatecas", limit: 2 })
           assert.strictEqual(refused.status, 402, refused.text)
           assert.deepInclude(refused.json, { statusCode: 402, code: "CREDITS_EXHAUSTED", semantic_code: "credits_exhausted", balance: 0, price: 1 })

@@ -75,7 +75,8 @@ describe.skipIf(postgres === undefined)("market reads with a read client (Postgr
       const primarySql = Context.get(primary, SqlClient.SqlClient)
       const published = yield* primarySql<{ n: number }>`SELECT count(*)::int AS n FROM market.snapshots WHERE status = 'active'`
       assert.strictEqual(published[0]?.n, 0)
-      // The charge was written to the primary's ledger, not the replica's.
+      // The charge was written to the primary's ledger, not the replica's (once the node wrote its held debits).
+      yield* Effect.flatMap(Meter.Meter, (meter) => meter.flush).pipe(Effect.provide(services))
       const debits = (sql: SqlClient.SqlClient) =>
         Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM core.credit_ledger WHERE kind = 'debit'`, (rows) => rows[0]?.n)
       assert.strictEqual(yield* debits(primarySql), 1)
