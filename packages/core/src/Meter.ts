@@ -366,11 +366,13 @@ export const makeSql = (options: {
     const schedule: Effect.Effect<void> = Effect.suspend(() => {
       if (scheduled) return Effect.void
       scheduled = true
+      // Only the wait can be interrupted (a caller's uninterruptible region would otherwise pass on to the fiber and
+      // hold the scope's end); a write once begun is finished.
       return Effect.asVoid(Effect.forkIn(
-        Effect.zipRight(Effect.sleep(Duration.millis(interval)), Effect.suspend(() => {
+        Effect.uninterruptible(Effect.zipRight(Effect.interruptible(Effect.sleep(Duration.millis(interval))), Effect.suspend(() => {
           scheduled = false
           return flushAll
-        })),
+        }))),
         scope
       ))
     })
