@@ -3,7 +3,7 @@
 //
 // Usage: DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \
 //          npx tsx bench/operations.ts [--scale 1] [--seed 42] [--database <name>] [--iterations 30] [--keep]
-//          [--only <text in the operation label>] [--surface in-process|HTTP]
+//          [--only <text in the operation label>] [--surface in-process|HTTP] [--counts <requests>] [--counts-only]
 //
 // 1. Unless --database names a database already loaded and published (e.g. one kept by corpus-load.ts --keep),
 //    it creates bench_ops_<random>, migrates it and loads the generated corpus through the real load path
@@ -15,6 +15,12 @@
 //    measured calls of the operation and as many of its SQL (plain `pg`, same filters, order and LIMIT), after a
 //    warm-up, alternating the two in every worker so machine load falls on both alike.
 // 3. It prints a markdown table, then page 1 against page 200 of a deep search_suppliers walk (state only).
+// 4. Per operation, the statements and commits one HTTP request costs (`--counts` sequential requests, default 200):
+//    statements counted through the `pg` driver in this process (the server's connections only, not the baseline's
+//    pool), commits as the delta of `pg_stat_database.xact_commit` of the bench database (read on the admin
+//    connection, which is another database; every transaction counts, read-only ones too), after waiting for the
+//    write-behind (decision 0080) and the statistics to be flushed; an idle interval of the same length measured first
+//    is subtracted from both. `--counts-only` skips the latency tables.
 // The database it created is dropped at the end unless --keep is given; a --database is never dropped.
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as App from "@service/app/App"
@@ -57,6 +63,8 @@ const existing = option("database")
 const only = option("only")
 const surfaces = (option("surface") ?? "in-process,HTTP").split(",")
 const keep = args.includes("--keep")
+const countRequests = Number(option("counts") ?? "200")
+const countsOnly = args.includes("--counts-only")
 const adminUrl = process.env["DATABASE_URL"]
 if (adminUrl === undefined || adminUrl === "") {
   console.error("DATABASE_URL is required (the server the benchmark reads, and creates its database on).")
@@ -70,6 +78,22 @@ if (!(scale > 0) || !Number.isInteger(seed) || !(iterations >= 5) || (existing !
 // the meter's writes still happen on every HTTP call.
 process.env["SERVICE_RATE_LIMIT_PER_MINUTE"] = "100000000"
 process.env["SERVICE_MONTHLY_INSIGHT_CREDITS"] = "100000000"
+// No embedded worker: its idle polls would be counted as the requests' statements and commits (market reads enqueue
+// no work for it).
+process.env["SERVICE_EMBEDDED_WORKER"] = "false"
+
+// Statements the server sends: every query through the `pg` driver, minus those of the benchmark's own clients.
+const own = new WeakSet<pg.Client>()
+let statements = 0
+const driverQuery: Function = pg.Client.prototype.query
+Object.defineProperty(pg.Client.prototype, "query", {
+  configurable: true,
+  writable: true,
+  value: function(this: pg.Client, ...args: Array<unknown>): unknown {
+    if (!own.has(this)) statements += 1
+    return Reflect.apply(driverQuery, this, args)
+  }
+})
 
 const database = existing ?? `bench_ops_${randomBytes(4).toString("hex")}`
 const benchUrl = (() => {
@@ -202,6 +226,7 @@ const check = async (c: Case) => {
 
 const main = async () => {
   const admin = new pg.Client({ connectionString: adminUrl })
+  own.add(admin)
   await admin.connect()
   if (existing === undefined) {
     await admin.query(`CREATE DATABASE ${database}`)
@@ -210,6 +235,7 @@ const main = async () => {
     console.log(`database ${database} (already loaded)`)
   }
   const pool = new pg.Pool({ connectionString: benchUrl, max: 8 })
+  pool.on("connect", (client) => own.add(client))
   let dispose: () => Promise<void> = () => Promise.resolve()
   try {
     if (existing === undefined) await load()
@@ -562,11 +588,41 @@ const main = async () => {
       process.stderr.write(`  checked ${c.operation}: ${rows} rows or groups, the same as the SQL's\n`)
     }
 
+    // Statements and commits per HTTP request, each over an idle interval of the same length.
+    const commits = async () =>
+      Number((await admin.query<{ n: string }>(`SELECT xact_commit::text AS n FROM pg_stat_database WHERE datname = $1`, [database])).rows[0]?.n)
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+    // Longer than the write-behind intervals (100 and 200 ms) and the backends' statistics flush (1 s when idle).
+    const drain = 2_000
+    const window = async (run: () => Promise<unknown>, n: number) => {
+      await pause(drain)
+      const c0 = await commits()
+      const s0 = statements
+      const started = performance.now()
+      for (let i = 0; i < n; i++) await run()
+      await pause(drain)
+      return { statements: statements - s0, commits: (await commits()) - c0, ms: performance.now() - started }
+    }
+    const countLines: Array<string> = []
+    if (countRequests > 0) {
+      const idle = await window(() => Promise.resolve(), 1)
+      for (const c of selected) {
+        const busy = await window(c.http, countRequests)
+        // The idle interval's background scaled to this one's length.
+        const scaled = (x: number) => x * (busy.ms / idle.ms)
+        const line = `| ${c.operation} | ${countRequests} | ${fmt((busy.statements - scaled(idle.statements)) / countRequests, 2)} | ` +
+          `${fmt((busy.commits - scaled(idle.commits)) / countRequests, 2)} |`
+        countLines.push(line)
+        process.stderr.write(`${line}\n`)
+      }
+      countLines.push(`(idle background over ${fmt(idle.ms)} ms: ${idle.statements} statements, ${idle.commits} commits, subtracted in proportion)`)
+    }
+
     const lines: Array<string> = []
     const failures = new Set<string>()
     const ms = (n: number) => fmt(n, 1)
     const started = performance.now()
-    for (const c of selected) {
+    for (const c of countsOnly ? [] : selected) {
       for (const surface of (["in-process", "HTTP"] as const).filter((name) => surfaces.includes(name))) {
         for (const concurrency of [1, 8]) {
           const r = await measure(surface === "HTTP" ? c.http : c.inProcess, c.sql, concurrency)
@@ -579,6 +635,19 @@ const main = async () => {
           process.stderr.write(`${line}  (${fmt((performance.now() - started) / 1000)} s)\n`)
         }
       }
+    }
+
+    const printCounts = () => {
+      console.log()
+      console.log("Statements and commits per HTTP request (sequential requests; commits are every transaction of the bench database):")
+      console.log()
+      console.log("| operation | requests | statements per request | commits per request |")
+      console.log("| - | -: | -: | -: |")
+      for (const line of countLines) console.log(line)
+    }
+    if (countsOnly) {
+      printCounts()
+      return
     }
 
     // Deep walk: search_suppliers by the largest state only, page 1 against page 200 (cursor kept from one walk).
@@ -665,6 +734,7 @@ const main = async () => {
     for (const line of deep) console.log(line)
     console.log()
     for (const line of floor) console.log(line)
+    if (countLines.length > 0) printCounts()
   } finally {
     await dispose()
     await pool.end()
