@@ -18,9 +18,9 @@
 // 4. Per operation, the statements and commits one HTTP request costs (`--counts` sequential requests, default 200):
 //    statements counted through the `pg` driver in this process (the server's connections only, not the baseline's
 //    pool), commits as the delta of `pg_stat_database.xact_commit` of the bench database (read on the admin
-//    connection, which is another database; every transaction counts, read-only ones too), after waiting for the
-//    write-behind (decision 0080) and the statistics to be flushed; an idle interval of the same length measured first
-//    is subtracted from both. `--counts-only` skips the latency tables.
+//    connection, which is another database; every transaction counts, read-only ones too), after waiting 11 s for the
+//    write-behind (decision 0080) and the backends' statistics to be flushed; an idle interval measured first is
+//    subtracted from both in proportion to the time. `--counts-only` skips the latency tables.
 // The database it created is dropped at the end unless --keep is given; a --database is never dropped.
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as App from "@service/app/App"
@@ -592,10 +592,11 @@ const main = async () => {
     const commits = async () =>
       Number((await admin.query<{ n: string }>(`SELECT xact_commit::text AS n FROM pg_stat_database WHERE datname = $1`, [database])).rows[0]?.n)
     const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-    // Longer than the write-behind intervals (100 and 200 ms) and the backends' statistics flush (1 s when idle).
-    const drain = 2_000
+    // Longer than the write-behind intervals (100 and 200 ms) and than an idle backend may hold its statistics (a
+    // backend that flushed less than 1 s ago waits 10 s before flushing again).
+    const drain = 11_000
+    await pause(drain)
     const window = async (run: () => Promise<unknown>, n: number) => {
-      await pause(drain)
       const c0 = await commits()
       const s0 = statements
       const started = performance.now()
