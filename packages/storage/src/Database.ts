@@ -20,11 +20,15 @@ import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { randomUUID } from "node:crypto"
 import * as NodeFs from "node:fs/promises"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
@@ -79,7 +83,85 @@ export class DatabaseError extends Data.TaggedError("DatabaseError")<{
  * @since 0.0.0
  * @category models
  */
-export type DatabaseServices = PgClient.PgClient | SqlClient.SqlClient | DatabaseInfo | ReadClient
+export type DatabaseServices = PgClient.PgClient | SqlClient.SqlClient | DatabaseInfo | ReadClient | Notifications
+
+/**
+ * `LISTEN` for PostgreSQL and for embedded PGlite alike: the payloads a channel is notified (`pg_notify` or
+ * `NOTIFY`, delivered when the notifying transaction commits), from the moment `listen` returns until its scope
+ * closes. On PostgreSQL every listener of a process shares one extra connection (`@effect/sql-pg`'s); on PGlite the
+ * one session receives its own notifications. A listener must not rely on hearing everything: a dropped listening
+ * connection is not reopened, so work queues keep a slow poll as well (decision 0081).
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class Notifications extends Context.Tag("@service/storage/Notifications")<Notifications, {
+  /**
+   * Listens on `channel` (a lower-case identifier) for the current scope. Returns once the `LISTEN` is in effect,
+   * so a notification committed after that is heard; payloads beyond the last 1,024 not yet read are dropped.
+   */
+  readonly listen: (channel: string) => Effect.Effect<Stream.Stream<string>, SqlError, Scope.Scope>
+}>() {}
+
+// Listeners only need to know that something was notified: a slow reader keeps the latest payloads.
+const listenerQueue = Queue.sliding<string>(1024)
+
+// A timer outside Effect's Clock: the handshake below retries on the wall clock also under a test's TestClock.
+const wallSleep = (millis: number) =>
+  Effect.async<void>((resume) => {
+    const timer = setTimeout(() => resume(Effect.void), millis)
+    return Effect.sync(() => clearTimeout(timer))
+  })
+
+/**
+ * Notifications over PostgreSQL: `PgClient.listen`. That stream issues its `LISTEN` on its own connection without
+ * saying when, so a nonce is notified on the channel until it comes back: from then on the channel is heard.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const notificationsPg = (client: PgClient.PgClient): Context.Tag.Service<Notifications> => ({
+  listen: (channel) =>
+    Effect.gen(function*() {
+      const queue = yield* listenerQueue
+      const nonce = `listening ${randomUUID()}`
+      const ready = yield* Deferred.make<void, SqlError>()
+      yield* client.listen(channel).pipe(
+        Stream.runForEach((payload) => (payload === nonce ? Deferred.succeed(ready, undefined) : Queue.offer(queue, payload))),
+        Effect.tapError((error) => Deferred.fail(ready, error)),
+        Effect.ignore,
+        Effect.forkScoped
+      )
+      yield* Effect.raceFirst(
+        Deferred.await(ready),
+        // `pg_notify`, not `client.notify`: that one sends `NOTIFY channel, $1`, which PostgreSQL does not parse.
+        Effect.forever(Effect.zipRight(client`SELECT pg_notify(${channel}, ${nonce})`, wallSleep(50)))
+      )
+      return Stream.fromQueue(queue)
+    })
+})
+
+/**
+ * Notifications over embedded PGlite: its notification callback, and `LISTEN` through the bridge's one session
+ * (PGlite's own `listen` would run it beside the bridge, inside whatever transaction the bridge has open).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const notificationsPglite = (pglite: PGlite, client: SqlClient.SqlClient): Context.Tag.Service<Notifications> => ({
+  listen: (channel) =>
+    Effect.gen(function*() {
+      const queue = yield* listenerQueue
+      yield* Effect.acquireRelease(
+        Effect.sync(() => pglite.onNotification((heard, payload) => heard === channel && Queue.unsafeOffer(queue, payload))),
+        (off) => Effect.sync(off)
+      )
+      // Never UNLISTENed: the session is shared, another listener may want the channel, and an unheard notification
+      // costs nothing.
+      yield* client`LISTEN ${client(channel)}`
+      return Stream.fromQueue(queue)
+    })
+})
 
 /**
  * The client for reads that may be served by a PostgreSQL read replica (`DATABASE_READ_URL`): the market-data
@@ -94,12 +176,14 @@ export class ReadClient extends Context.Tag("@service/storage/ReadClient")<ReadC
 const toContext = (
   client: PgClient.PgClient,
   info: Context.Tag.Service<DatabaseInfo>,
-  read: SqlClient.SqlClient = client
+  read: SqlClient.SqlClient = client,
+  notifications: Context.Tag.Service<Notifications> = notificationsPg(client)
 ): Context.Context<DatabaseServices> =>
   Context.make(PgClient.PgClient, client).pipe(
     Context.add(SqlClient.SqlClient, client),
     Context.add(DatabaseInfo, info),
-    Context.add(ReadClient, read)
+    Context.add(ReadClient, read),
+    Context.add(Notifications, notifications)
   )
 
 /**
@@ -325,7 +409,8 @@ const openBridgePool = (pglite: PGlite): Effect.Effect<Pg.Pool, never, Scope.Sco
  * `createIfMissing: false` refuses a folder without a database instead of creating one.
  *
  * Caveats of the bridge: PGlite runs on the main thread and serialises everything over one
- * connection, so do not use `PgClient.listen`/`notify` and do not hold `sql.reserve` for long.
+ * connection, so do not use `PgClient.listen`/`notify` (use {@link Notifications}) and do not hold `sql.reserve`
+ * for long.
  *
  * @since 0.0.0
  * @category layers
@@ -339,7 +424,7 @@ export const layerPglite = (options: PgliteOptions = {}): Layer.Layer<DatabaseSe
       return toContext(client, {
         kind: "pglite",
         description: dataDir === undefined ? "PGlite (in memory)" : `PGlite in ${dataDir}`
-      })
+      }, client, notificationsPglite(pglite, client))
     })
   ).pipe(Layer.provide(Reactivity.layer))
 
@@ -370,7 +455,9 @@ export const layerPgliteFromDump = (
         try: async () => new Uint8Array(await (await pglite.dumpDataDir("none")).arrayBuffer()),
         catch: failed("Could not dump the embedded database")
       })
-      return toContext(client, { kind: "pglite", description: "PGlite (in memory)" }).pipe(Context.add(PgliteDump, dumpFiles))
+      return toContext(client, { kind: "pglite", description: "PGlite (in memory)" }, client, notificationsPglite(pglite, client)).pipe(
+        Context.add(PgliteDump, dumpFiles)
+      )
     })
   ).pipe(Layer.provide(Reactivity.layer))
 

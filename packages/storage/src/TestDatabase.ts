@@ -85,7 +85,8 @@ const connect = (adminUrl: Redacted.Redacted<string>, database: string) =>
     return Context.make(PgClient.PgClient, client).pipe(
       Context.add(SqlClient.SqlClient, client),
       Context.add(Database.DatabaseInfo, { kind: "postgres", description: `PostgreSQL test database ${database}` }),
-      Context.add(Database.ReadClient, client)
+      Context.add(Database.ReadClient, client),
+      Context.add(Database.Notifications, Database.notificationsPg(client))
     )
   })
 
