@@ -8,19 +8,31 @@
  * Every instant comes from Effect's `Clock`, never from the database's `now()`, so schedules and leases are
  * tested with `TestClock`. Processing is at least once: a worker whose lease ran out may finish after another
  * took over. With `transactional` processing (the default) the handler's writes and the completion commit
- * together, fenced by the attempt number, so a worker that lost its lease commits nothing.
+ * together, fenced by the attempt number, so a worker that lost its lease commits nothing; a handler that calls out
+ * (`transactional: false`) may return the writes that record its outcome, and they commit with the completion,
+ * fenced the same way.
+ *
+ * Idle workers do not poll fast: every row that becomes due (inserted, requeued, given back) notifies the queue's
+ * channel ({@link notifySql}, a trigger), and {@link WorkQueue.process} listens on it through {@link Wakeups} when
+ * the host provides it, in any process on the same database. Between notifications a worker sleeps until the next
+ * row's due time or lease expiry, and at most its `idle` poll, the fallback for a notification never heard.
  *
  * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
 
 /**
  * The queue's columns, to add to a domain table in its migration (`CREATE TABLE ... (..., ${columns})`).
@@ -42,6 +54,42 @@ export const columns = `queue_state text NOT NULL DEFAULT 'pending' CHECK (queue
  */
 export const indexSql = (table: string, name: string): string =>
   `CREATE INDEX ${name} ON ${table} (queue_next_attempt_at) WHERE queue_state IN ('pending', 'running')`
+
+/**
+ * The channel a queue's table notifies when a row becomes due: `work_<schema>_<table>`.
+ *
+ * @since 0.1.0 @category schema
+ */
+export const channelOf = (table: string): string => `work_${table.replace(".", "_")}`
+
+/**
+ * The statements, for the domain's migration, of a trigger that notifies {@link channelOf} the table whenever a row
+ * becomes due now: inserted, requeued, released, made due by hand. Rows retried later are found by the waiting
+ * workers' own timers. PostgreSQL sends one notification per transaction and channel, after the commit.
+ *
+ * @since 0.1.0 @category schema
+ */
+export const notifySql = (table: string): ReadonlyArray<string> => {
+  if (!identifier.test(table) || !table.includes(".")) throw new Error(`WorkQueue.notifySql: ${table} is not schema.table`)
+  const name = `${table}_queue_notify`
+  const trigger = `${table.split(".")[1]}_queue_notify`
+  return [
+    `CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN PERFORM pg_notify('${channelOf(table)}', 'due'); RETURN NULL; END $$`,
+    `CREATE TRIGGER ${trigger} AFTER INSERT OR UPDATE OF queue_state, queue_next_attempt_at ON ${table}
+      FOR EACH ROW WHEN (NEW.queue_state = 'pending' AND NEW.queue_next_attempt_at <= now()) EXECUTE FUNCTION ${name}()`
+  ]
+}
+
+/**
+ * How idle workers hear that rows became due: `LISTEN` on a channel, returning once it is in effect. The database
+ * layers provide it (`@service/storage/Database`'s `Notifications`, the same shape); without it workers poll.
+ *
+ * @since 0.1.0 @category tags
+ */
+export class Wakeups extends Context.Tag("@service/core/WorkQueue/Wakeups")<Wakeups, {
+  readonly listen: (channel: string) => Effect.Effect<Stream.Stream<string>, SqlError, Scope.Scope>
+}>() {}
 
 /** @since 0.1.0 @category models */
 export type State = "pending" | "running" | "done" | "dead"
@@ -99,10 +147,16 @@ export interface Spec {
 }
 
 /** @since 0.1.0 @category models */
-export interface ProcessOptions<E, R> {
+export interface ProcessOptions<E, R, A = unknown> {
   /** Names the worker in the rows it holds (a process id, a host name). */
   readonly worker: string
-  readonly handler: (claim: Claim) => Effect.Effect<void, E, R>
+  readonly handler: (claim: Claim) => Effect.Effect<A, E, R>
+  /**
+   * Writes that record a successful attempt's outcome, for a handler that is not `transactional` (one that calls
+   * out): they commit in one transaction with the completion, so they are written only while the claim still holds
+   * the row, and never twice.
+   */
+  readonly record?: ((claim: Claim, outcome: A) => Effect.Effect<void, never, R>) | undefined
   /** Rows claimed per round (default 10). */
   readonly batch?: number | undefined
   /**
@@ -116,8 +170,13 @@ export interface ProcessOptions<E, R> {
    * out (a webhook delivery) pass false: their effects happen at least once.
    */
   readonly transactional?: boolean | undefined
-  /** Wait when nothing is due (default 1 second). */
+  /**
+   * The longest wait when nothing is due (default 1 second): with {@link Wakeups} a fallback poll, since a
+   * notification or the next row's due time ends the wait sooner.
+   */
   readonly idle?: Duration.DurationInput | undefined
+  /** Told how many rows each round of {@link WorkQueue.process} attempted (progress counts). */
+  readonly onRound?: ((attempted: number) => Effect.Effect<void, never, R>) | undefined
   /**
    * Called once a row's last attempt failed (it is dead), with the error recorded, e.g. to record the outcome; also
    * for a row whose last attempt's worker died holding it, by the worker that finds it dead.
@@ -137,7 +196,7 @@ export interface WorkQueue {
    */
   readonly claimRow: (worker: string, id: string) => Effect.Effect<Option.Option<Claim>>
   /** One attempt of a claimed row, exactly as {@link process} makes it (heartbeat, schedule, `onDead`, release). */
-  readonly handle: <E, R>(options: ProcessOptions<E, R>, claim: Claim) => Effect.Effect<void, never, R>
+  readonly handle: <E, R, A>(options: ProcessOptions<E, R, A>, claim: Claim) => Effect.Effect<void, never, R>
   /** Marks a claimed row done. */
   readonly complete: (claim: Claim) => Effect.Effect<void, LeaseLost>
   /**
@@ -155,9 +214,14 @@ export interface WorkQueue {
   /** Makes rows due again with their attempts reset (reprocessing); returns how many. */
   readonly requeue: (ids: ReadonlyArray<string>) => Effect.Effect<number>
   /** Claims and handles rows until none is due, then returns how many attempts it made. */
-  readonly drain: <E, R>(options: ProcessOptions<E, R>) => Effect.Effect<number, never, R>
-  /** Claims and handles rows for ever, waiting `idle` when none is due. */
-  readonly process: <E, R>(options: ProcessOptions<E, R>) => Effect.Effect<never, never, R>
+  readonly drain: <E, R, A>(options: ProcessOptions<E, R, A>) => Effect.Effect<number, never, R>
+  /**
+   * Claims and handles rows for ever. When none is due it waits for a notification on the queue's channel (with
+   * {@link Wakeups}), the next row's due time or lease expiry, or `idle`, whichever comes first.
+   */
+  readonly process: <E, R, A>(options: ProcessOptions<E, R, A>) => Effect.Effect<never, never, R>
+  /** When the next row is due or its lease runs out (epoch millis), if any row is pending or running. */
+  readonly nextDue: Effect.Effect<Option.Option<number>>
 }
 
 const identifier = /^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?$/
@@ -166,6 +230,7 @@ const ClaimRows = Schema.Array(Schema.Struct({ id: Schema.String, attempt: Schem
 const SweptRows = Schema.Array(Schema.Struct({ id: Schema.String, attempt: Schema.Number, worker: Schema.String, error: Schema.String }))
 const StateRows = Schema.Array(Schema.Struct({ state: Schema.Literal("pending", "dead") }))
 const IdRows = Schema.Array(Schema.Struct({ id: Schema.String }))
+const NextRows = Schema.Array(Schema.Struct({ at: Schema.NullOr(Schema.Number) }))
 
 /**
  * A queue over `spec.table`.
@@ -175,6 +240,7 @@ const IdRows = Schema.Array(Schema.Struct({ id: Schema.String }))
 export const make = (spec: Spec): Effect.Effect<WorkQueue, never, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const wakeups = yield* Effect.serviceOption(Wakeups)
     const idColumn = spec.idColumn ?? "id"
     if (!identifier.test(spec.table) || !identifier.test(idColumn)) {
       return yield* Effect.dieMessage(`WorkQueue: ${spec.table}.${idColumn} is not a plain identifier`)
@@ -290,15 +356,19 @@ export const make = (spec: Spec): Effect.Effect<WorkQueue, never, SqlClient.SqlC
         )
 
     /** One attempt: the handler, then done or failed; a lost lease or an interruption leaves the row as it is. */
-    const attempt = <E, R>(options: ProcessOptions<E, R>, claimed: Claim): Effect.Effect<void, never, R> => {
+    const attempt = <E, R, A>(options: ProcessOptions<E, R, A>, claimed: Claim): Effect.Effect<void, never, R> => {
       const transactional = options.transactional ?? true
       const heartbeat = extend(claimed).pipe(
         Effect.ignore,
         Effect.repeat(Schedule.spaced(Duration.millis(Math.max(1, Math.floor(leaseMillis / 3))))),
         Effect.delay(Duration.millis(Math.max(1, Math.floor(leaseMillis / 3))))
       )
-      const handled = Effect.zipRight(options.handler(claimed), complete(claimed))
-      const run = transactional ? sql.withTransaction(handled) : handled
+      const record = options.record
+      const run = transactional
+        ? sql.withTransaction(Effect.zipRight(options.handler(claimed), complete(claimed)))
+        : Effect.flatMap(options.handler(claimed), (outcome) =>
+          // The outcome's writes and the completion: one commit, none at all once the lease is lost.
+          record === undefined ? complete(claimed) : sql.withTransaction(Effect.zipRight(record(claimed, outcome), complete(claimed))))
       // The heartbeat is interruptible even when the caller is not (an MCP tool call runs uninterruptibly): the race
       // interrupts it once the attempt ends, and must not wait on it for ever.
       return Effect.raceFirst(run, Effect.interruptible(Effect.zipRight(heartbeat, Effect.never))).pipe(
@@ -326,7 +396,7 @@ export const make = (spec: Spec): Effect.Effect<WorkQueue, never, SqlClient.SqlC
       )
     }
 
-    const round = <E, R>(options: ProcessOptions<E, R>) =>
+    const round = <E, R, A>(options: ProcessOptions<E, R, A>) =>
       Effect.gen(function*() {
         const { claims, dead } = yield* claimAndSweep(options.worker, options.batch ?? 10)
         // A worker that died holding a row's last attempt never heard it fail: its outcome is recorded here.
@@ -345,7 +415,7 @@ export const make = (spec: Spec): Effect.Effect<WorkQueue, never, SqlClient.SqlC
         return claims.length
       })
 
-    const drain = <E, R>(options: ProcessOptions<E, R>) =>
+    const drain = <E, R, A>(options: ProcessOptions<E, R, A>) =>
       Effect.gen(function*() {
         let total = 0
         while (true) {
@@ -355,10 +425,53 @@ export const make = (spec: Spec): Effect.Effect<WorkQueue, never, SqlClient.SqlC
         }
       })
 
-    const process = <E, R>(options: ProcessOptions<E, R>): Effect.Effect<never, never, R> =>
-      Effect.forever(
-        Effect.flatMap(round(options), (handled) => (handled === 0 ? Effect.sleep(options.idle ?? Duration.seconds(1)) : Effect.void))
-      )
+    const nextDue = sql`SELECT (extract(epoch FROM least(
+          (SELECT min(queue_next_attempt_at) FROM ${table} WHERE queue_state = 'pending'),
+          (SELECT min(queue_lease_until) FROM ${table} WHERE queue_state = 'running'))) * 1000)::float8 AS at`.pipe(
+      Effect.flatMap(Schema.decodeUnknown(NextRows)),
+      Effect.map((rows) => Option.fromNullable(rows[0]?.at)),
+      Effect.orDie
+    )
 
-    return { spec, claim, claimRow, handle: attempt, complete, fail, release, extend, requeue, drain, process }
+    const channel = channelOf(spec.table)
+    /**
+     * Counts the notifications heard on the queue's channel, from the moment it returns (listening). A listener
+     * that cannot start leaves the count still: the worker polls.
+     */
+    const heard = Effect.gen(function*() {
+      const count = yield* SubscriptionRef.make(0)
+      if (Option.isSome(wakeups)) {
+        const started = yield* wakeups.value.listen(channel).pipe(
+          Effect.tapError((error) => Effect.logWarning(`WorkQueue: cannot listen on ${channel}; polling only`, error)),
+          Effect.option
+        )
+        if (Option.isSome(started)) {
+          yield* Effect.forkScoped(Stream.runForEach(started.value, () => SubscriptionRef.update(count, (n) => n + 1)))
+        }
+      }
+      return count
+    })
+
+    const process = <E, R, A>(options: ProcessOptions<E, R, A>): Effect.Effect<never, never, R> =>
+      Effect.scoped(Effect.gen(function*() {
+        const count = yield* heard
+        const idleMillis = Duration.toMillis(Duration.decode(options.idle ?? Duration.seconds(1)))
+        return yield* Effect.forever(Effect.gen(function*() {
+          // Read before the round: a row notified while the round ran ends the wait at once.
+          const before = yield* SubscriptionRef.get(count)
+          const handled = yield* round(options)
+          if (options.onRound !== undefined) yield* options.onRound(handled)
+          if (handled > 0) return
+          const millis = yield* now
+          const next = yield* nextDue
+          const wait = Option.match(next, { onNone: () => idleMillis, onSome: (at) => Math.min(idleMillis, Math.max(0, at - millis)) })
+          // A row due at this instant is claimed by the next round (after a lease ran out, a millisecond later).
+          yield* Effect.raceFirst(
+            count.changes.pipe(Stream.filter((n) => n > before), Stream.take(1), Stream.runDrain),
+            Effect.sleep(Duration.millis(Math.max(wait, 1)))
+          )
+        }))
+      }))
+
+    return { spec, claim, claimRow, handle: attempt, complete, fail, release, extend, requeue, drain, process, nextDue }
   })

@@ -27,7 +27,10 @@ import type * as Scope from "effect/Scope"
 export interface Context {
   /** The process's worker name, written on the rows it claims (`server-<host>-<pid>`, `worker-<host>-<pid>-<suffix>`). */
   readonly name: string
-  /** How long to wait when nothing is due: the worker's own `poll`, unless the host sets one for every worker. */
+  /**
+   * How long to wait when nothing is due: the worker's own `poll`, unless the host sets one for every worker. For a
+   * loop that listens for its rows, the longest wait (a fallback).
+   */
   readonly poll: Duration.Duration
   /** Counts units of work done (Arrivals applied...), for the host's progress lines. */
   readonly done: (units: number) => Effect.Effect<void>
@@ -73,6 +76,14 @@ export const draining = <R>(drain: (worker: string) => Effect.Effect<number, nev
 
 /** @since 0.1.0 @category constants */
 export const defaultPoll: Duration.Duration = Duration.seconds(1)
+
+/**
+ * The fallback poll of a loop over a `WorkQueue` that listens for its rows (`WorkQueue.process`): a notification,
+ * the next row's due time or an expiring lease wakes it first, so the poll only bounds a notification never heard.
+ *
+ * @since 0.1.0 @category constants
+ */
+export const defaultQueuePoll: Duration.Duration = Duration.seconds(10)
 
 /** How long a crashed loop waits before it starts again: 1 s, doubling up to a minute. */
 const restartSchedule = Schedule.exponential(Duration.seconds(1)).pipe(Schedule.union(Schedule.spaced(Duration.minutes(1))))

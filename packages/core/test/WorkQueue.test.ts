@@ -1,16 +1,21 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, layer } from "@effect/vitest"
+import * as Database from "@service/storage/Database"
 import * as TestDatabase from "@service/storage/TestDatabase"
+import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
+import * as TestServices from "effect/TestServices"
 import * as WorkQueue from "../src/WorkQueue.js"
 
-const tables = ["killed", "failing", "fenced", "interrupted", "long", "parallel", "later", "concurrent", "postponed", "lastlease", "own"] as const
+const tables = ["killed", "failing", "fenced", "interrupted", "long", "parallel", "later", "concurrent", "postponed", "lastlease", "own", "woken", "recorded"] as const
 type Table = typeof tables[number]
 
 // A domain table that holds work: its own columns plus the queue's.
@@ -26,6 +31,7 @@ const migrations = {
         yield* sql.unsafe(`CREATE TABLE queue_test.${name} (id bigserial PRIMARY KEY, applied integer NOT NULL DEFAULT 0, ${WorkQueue.columns})`)
         yield* sql.unsafe(WorkQueue.indexSql(`queue_test.${name}`, `${name}_queue_idx`))
       }
+      for (const statement of WorkQueue.notifySql("queue_test.woken")) yield* sql.unsafe(statement)
     })
   }
 } as const
@@ -59,7 +65,10 @@ const applyIn = (table: Table) => (id: string) =>
 
 for (const target of TestDatabase.targets()) {
   describe(`WorkQueue on ${target.name}`, () => {
-    layer(TestDatabase.withMigrations(target, [migrations]).pipe(Layer.orDie), { timeout: "120 seconds" })((it) => {
+    const database = TestDatabase.withMigrations(target, [migrations]).pipe(Layer.orDie)
+    // Workers hear their table's notifications as the application wires them.
+    const services = Layer.provideMerge(Layer.effect(WorkQueue.Wakeups, Database.Notifications), database)
+    layer(services, { timeout: "120 seconds" })((it) => {
       it.effect("claimRow leases only the row named, only when due; handle makes one attempt, also where the caller is uninterruptible", () =>
         Effect.gen(function*() {
           const queue = yield* WorkQueue.make(spec("own"))
@@ -281,6 +290,74 @@ for (const target of TestDatabase.targets()) {
           yield* TestClock.adjust("10 seconds")
           yield* Fiber.join(fiber)
           assert.deepStrictEqual((yield* rowsOf("long")).map((r) => [r.state, r.attempts]), [["done", 1]])
+        }))
+
+      it.effect("an idle worker is woken by a row's notification, not its poll; a row due later wakes it at its time", () =>
+        Effect.gen(function*() {
+          const queue = yield* WorkQueue.make(spec("woken"))
+          const apply = applyIn("woken")
+          const rounds = yield* Queue.unbounded<number>()
+          const handled = yield* Queue.unbounded<string>()
+          const fiber = yield* Effect.fork(queue.process({
+            worker: "listener",
+            // The fallback poll is an hour, and the test clock never gets there.
+            idle: "1 hour",
+            handler: (c) => Effect.zipRight(apply(c.id), Queue.offer(handled, c.id)),
+            onRound: (attempted) => Queue.offer(rounds, attempted)
+          }))
+          assert.strictEqual(yield* Queue.take(rounds), 0)
+          const [first] = yield* insert("woken", 1)
+          // Only the insert's notification can end the worker's wait: the clock does not move.
+          assert.strictEqual(yield* Queue.take(handled), first)
+          // A row due in 5 minutes (its notification wakes the worker, which finds nothing due yet): then it sleeps
+          // until the row's time, not for its hour.
+          const sql = yield* SqlClient.SqlClient
+          const millis = yield* Clock.currentTimeMillis
+          const [later] = yield* sql`INSERT INTO queue_test.woken (queue_next_attempt_at)
+            VALUES (${new Date(millis + 5 * 60_000).toISOString()}::timestamptz) RETURNING id::text AS id`.pipe(
+            Effect.map((rows) => rows.map((row) => String(row["id"]))),
+            Effect.orDie
+          )
+          let minutes = 0
+          while (Option.isNone(yield* Queue.poll(handled))) {
+            assert.isBelow(minutes, 10, "the row due in 5 minutes waited for the poll")
+            yield* TestClock.adjust("1 minute")
+            minutes++
+            // Real time for the worker's statements between two steps of the test clock.
+            yield* TestServices.provideLive(Effect.sleep("100 millis"))
+          }
+          assert.isAtLeast(minutes, 5)
+          yield* Fiber.interrupt(fiber)
+          assert.deepStrictEqual((yield* rowsOf("woken")).map((r) => [r.id, r.state, r.applied]), [[first, "done", 1], [later, "done", 1]])
+        }))
+
+      it.effect("a batch claimed in one statement, handled at once; each outcome recorded with its completion, none for a claim taken over", () =>
+        Effect.gen(function*() {
+          const queue = yield* WorkQueue.make(spec("recorded"))
+          const apply = applyIn("recorded")
+          const ids = yield* insert("recorded", 5)
+          const sql = yield* SqlClient.SqlClient
+          const taken = ids[1] ?? ""
+          const attempted = yield* queue.drain({
+            worker: "batch",
+            batch: 5,
+            concurrency: 5,
+            transactional: false,
+            handler: (c) =>
+              c.id === taken
+                // Another worker takes this row over while the attempt calls out.
+                ? sql`UPDATE queue_test.recorded SET queue_worker = 'other', queue_attempts = queue_attempts + 1
+                    WHERE id = ${c.id}::bigint`.pipe(Effect.orDie, Effect.as(c.id))
+                : Effect.succeed(c.id),
+            // The outcome's writes: committed only with a completion that still holds the row.
+            record: (_, id) => apply(id)
+          })
+          assert.strictEqual(attempted, 5)
+          const rows = yield* rowsOf("recorded")
+          assert.deepStrictEqual(
+            rows.map((r) => [r.id, r.state, r.applied]),
+            ids.map((id) => (id === taken ? [id, "running", 0] : [id, "done", 1]))
+          )
         }))
 
       it.effect("several workers at once: every item handled exactly once, never by two workers at the same time", () =>
