@@ -21,6 +21,7 @@ import type * as Mount from "@service/core/Mount"
 import type * as Operation from "@service/core/Operation"
 import type * as OperatorCommand from "@service/core/OperatorCommand"
 import type * as Worker from "@service/core/Worker"
+import * as WorkQueue from "@service/core/WorkQueue"
 import * as DoorBundle from "@service/door/DoorBundle"
 import * as AddressGuard from "@service/events/AddressGuard"
 import * as EventsBundle from "@service/events/EventsBundle"
@@ -102,7 +103,7 @@ export const offlineOptions: Options = {
 }
 
 /** What the application layer gives the bundles from the platform, and the erasure it builds from them, beside their own services. */
-type Platform = Database.DatabaseServices | Crypto | AddressGuard.AddressGuard | ContactProvider | Erasure.Erasure
+type Platform = Database.DatabaseServices | WorkQueue.Wakeups | Crypto | AddressGuard.AddressGuard | ContactProvider | Erasure.Erasure
 
 /**
  * An application's services over the platform: the bundles' services and the platform's, failing with `E`, needing
@@ -186,6 +187,8 @@ export function make(list: ReadonlyArray<Bundle.AnyBundle>): Application<never, 
       Layer.provideMerge(options?.addressGuard ?? AddressGuard.layerConfig),
       Layer.provideMerge(options?.contactProvider ?? SandboxProvider.layerConfig),
       Layer.provideMerge(crypto),
+      // Idle workers listen for rows becoming due through the database's own notifications.
+      Layer.provideMerge(Layer.effect(WorkQueue.Wakeups, Database.Notifications)),
       Layer.provideMerge(database)
     )
   const layerFromConfig = (options?: { readonly createIfMissing?: boolean | undefined } & Options) =>

@@ -16,8 +16,8 @@ export const intake = Worker.make({
   description: "applies stored Arrivals to the CRM",
   unit: "Arrivals",
   lease: { variable: "SERVICE_ARRIVAL_LEASE", config: leaseConfig },
-  poll: "1 second",
-  run: Worker.draining((name) => Effect.flatMap(Intake, (door) => door.drain(name)))
+  poll: Worker.defaultQueuePoll,
+  run: ({ name, poll, done }) => Effect.flatMap(Intake, (door) => door.process(name, { idle: poll, onRound: done }))
 })
 
 /**

@@ -176,6 +176,14 @@ export class Intake extends Context.Tag("@service/door/Intake")<Intake, {
   readonly purgeExpired: Effect.Effect<number>
   /** Applies Arrivals for ever and runs the retention hourly (a worker). */
   readonly work: (worker: string) => Effect.Effect<never>
+  /**
+   * Applies Arrivals for ever, woken by each one stored (`WorkQueue.process`); waits at most `idle` (the fallback
+   * poll) when none is due, and tells `onRound` how many attempts each round made.
+   */
+  readonly process: (worker: string, options?: {
+    readonly idle?: Duration.DurationInput | undefined
+    readonly onRound?: ((attempted: number) => Effect.Effect<void>) | undefined
+  }) => Effect.Effect<never>
 }>() {}
 
 /** How many raw notices one statement of the retention job deletes. @since 0.1.0 @category constants */
@@ -908,7 +916,8 @@ export const make = Effect.gen(function*() {
     drain: (worker) => queue.drain(options(worker)),
     purgeExpired,
     refusalsKept: flushRefusals,
-    work: (worker) => Effect.zipRight(Effect.fork(retention), queue.process(options(worker)))
+    work: (worker) => Effect.zipRight(Effect.fork(retention), queue.process(options(worker))),
+    process: (worker, more) => queue.process({ ...options(worker), idle: more?.idle, onRound: more?.onRound })
   })
 })
 

@@ -14,7 +14,7 @@ export const delivery = Worker.make({
   name: "events.delivery",
   description: "sends signed webhook deliveries to Destinations and MCP subscriptions",
   lease: { variable: "SERVICE_DELIVERY_LEASE", config: leaseConfig },
-  poll: "1 second",
+  poll: Worker.defaultQueuePoll,
   run: ({ name, poll }) => Effect.flatMap(Delivery, (service) => service.process(name, poll))
 })
 

@@ -41,7 +41,8 @@ export const embedded = <S, E, D, R>(app: App.Application<S, E, D, R>) =>
     Effect.gen(function*() {
       const enabled = yield* Config.boolean("SERVICE_EMBEDDED_WORKER").pipe(Config.withDefault(true))
       if (!enabled) return
-      yield* Worker.runAll(app.workers, { name: `server-${hostname()}-${process.pid}` })
+      const idle = yield* Config.option(Config.duration("SERVICE_WORKER_IDLE"))
+      yield* Worker.runAll(app.workers, { name: `server-${hostname()}-${process.pid}`, poll: Option.getOrUndefined(idle) })
     }).pipe(Effect.orDie)
   )
 
