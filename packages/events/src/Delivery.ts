@@ -265,26 +265,28 @@ export const make = (options?: Options) =>
       Effect.gen(function*() {
         const started = yield* Clock.currentTimeMillis
         const due = (yield* load(claim.id, started))[0]
-        if (due === undefined) return
+        if (due === undefined) return Effect.void
         // Nothing is sent to a Destination that stopped wanting it; the delivery says why.
         const stopped: Option.Option<Outcome> = due.state === "active" || due.state === "paused"
           ? (due.expired ? Option.some("expired") : Option.none())
           : Option.some(due.state === "disabled" ? "disabled" : due.state === "expired" ? "expired" : "stopped")
-        if (Option.isSome(stopped)) return yield* settle(claim.id, stopped.value)
+        if (Option.isSome(stopped)) return settle(claim.id, stopped.value)
         if (due.state === "paused") {
           // Waiting past the retry window is as good as failing every attempt of it.
           if (started - Date.parse(due.occurred_at) > windowMillis) {
-            yield* logAttempt({
-              claim,
-              destinationId: due.destination_id,
-              started,
-              status: null,
-              latencyMs: 0,
-              result: "paused",
-              error: "the destination stayed paused past the event's retry window; nothing was sent",
-              next: null
-            })
-            return yield* settle(claim.id, "failed")
+            return Effect.zipRight(
+              logAttempt({
+                claim,
+                destinationId: due.destination_id,
+                started,
+                status: null,
+                latencyMs: 0,
+                result: "paused",
+                error: "the destination stayed paused past the event's retry window; nothing was sent",
+                next: null
+              }),
+              settle(claim.id, "failed")
+            )
           }
           if (!(yield* takeProbe(due.destination_id, started))) {
             // Back at the probe time, or when the event leaves its retry window if that comes first (to fail then).
@@ -318,25 +320,31 @@ export const make = (options?: Options) =>
         const attempt = { claim, destinationId: due.destination_id, started, latencyMs }
 
         switch (outcome._tag) {
+          // A final outcome is returned as writes, not made: they commit with the queue's completion (`record`).
           case "Delivered": {
-            yield* logAndSettle({ ...attempt, status: outcome.status, result: "delivered", error: null, next: null }, "delivered")
-            if (due.state === "paused") return yield* resume(due.destination_id, ended)
+            const logged = logAndSettle({ ...attempt, status: outcome.status, result: "delivered", error: null, next: null }, "delivered")
+            if (due.state === "paused") return Effect.zipRight(logged, resume(due.destination_id, ended))
             // The Destination's row is written only when it changes (or a second later): every delivery to one busy
             // receiver would otherwise queue on that row.
-            return yield* sql`UPDATE events.destinations SET last_delivery_at = ${iso(ended)}::timestamptz, consecutive_failures = 0,
+            return Effect.zipRight(
+              logged,
+              sql`UPDATE events.destinations SET last_delivery_at = ${iso(ended)}::timestamptz, consecutive_failures = 0,
                 failing_since = NULL, last_error = NULL
               WHERE id = ${due.destination_id} AND (consecutive_failures > 0 OR last_error IS NOT NULL OR last_delivery_at IS NULL
                 OR last_delivery_at < ${iso(ended - 1000)}::timestamptz)`.pipe(Effect.asVoid, Effect.orDie)
+            )
           }
           case "Gone": {
-            yield* logAndSettle({ ...attempt, status: 410, result: "gone", error: null, next: null }, "gone")
             // 410 is the receiver saying it wants nothing more: the Destination is disabled until renewed.
-            return yield* sql`UPDATE events.destinations SET state = 'disabled', state_reason = 'the receiver answered 410 Gone',
+            return Effect.zipRight(
+              logAndSettle({ ...attempt, status: 410, result: "gone", error: null, next: null }, "gone"),
+              sql`UPDATE events.destinations SET state = 'disabled', state_reason = 'the receiver answered 410 Gone',
                 state_at = ${iso(ended)}::timestamptz, updated_at = ${iso(ended)}::timestamptz
               WHERE id = ${due.destination_id} AND state IN ('active', 'paused')`.pipe(Effect.asVoid, Effect.orDie)
+            )
           }
           case "TooLarge": {
-            return yield* logAndSettle({
+            return logAndSettle({
               ...attempt,
               status: sent ? 413 : null,
               result: "too_large",
@@ -351,10 +359,12 @@ export const make = (options?: Options) =>
             // should not have) is not fixed by waiting: the delivery fails at once, not after 75 hours of retries.
             if (outcome._tag === "Rejected" && outcome.rule !== "unresolvable") {
               const refused = `address refused: ${outcome.message}`
-              yield* logAndSettle({ ...attempt, status: null, result: "url_rejected", error: refused, next: null }, "failed")
-              return yield* sql`UPDATE events.destinations SET consecutive_failures = consecutive_failures + 1,
+              return Effect.zipRight(
+                logAndSettle({ ...attempt, status: null, result: "url_rejected", error: refused, next: null }, "failed"),
+                sql`UPDATE events.destinations SET consecutive_failures = consecutive_failures + 1,
                   failing_since = coalesce(failing_since, ${iso(ended)}::timestamptz), last_error = ${refused}
                 WHERE id = ${due.destination_id}`.pipe(Effect.asVoid, Effect.orDie)
+              )
             }
             const error = outcome._tag === "Rejected"
               ? `address refused: ${outcome.message}`
@@ -385,8 +395,11 @@ export const make = (options?: Options) =>
     const processOptions = (worker: string, idle?: Duration.DurationInput) => ({
       worker,
       handler: handle,
-      // A POST is not undone by a rollback: deliveries are at least once, deduplicated by webhook-id.
+      // A POST is not undone by a rollback: deliveries are at least once, deduplicated by webhook-id. The outcome is
+      // recorded once: its writes commit with the completion, fenced by the attempt, so a worker whose lease was
+      // taken over records nothing.
       transactional: false,
+      record: (_: WorkQueue.Claim, writes: Effect.Effect<void>) => writes,
       batch: 32,
       concurrency: options?.concurrency ?? 8,
       idle,
