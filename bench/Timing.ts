@@ -93,3 +93,24 @@ export const measurePairs = async (
   await Promise.all(Array.from({ length: concurrency }, (_, w) => worker(w)))
   return { op: stats(opSamples), sql: stats(sqlSamples), opFailures, sqlFailures }
 }
+
+/** A `pg` client or pool, as far as {@link commitsSoFar} needs one. */
+export interface StatsReader {
+  readonly query: (text: string) => Promise<{ readonly rows: ReadonlyArray<unknown> }>
+}
+
+/**
+ * How long to wait after the measured work before reading {@link commitsSoFar}: PostgreSQL 15 backends report their
+ * counts at most once a second while busy, and within 10 s once idle (or when they exit).
+ */
+export const STATS_FLUSH_MS = 11_000
+
+/**
+ * Transactions committed in the reader's database so far (`pg_stat_database.xact_commit`, read-only ones included;
+ * this read counts one too). Commits per item are the difference of two readings over the items.
+ */
+export const commitsSoFar = async (reader: StatsReader): Promise<number> => {
+  const result = await reader.query("SELECT xact_commit::text AS n FROM pg_stat_database WHERE datname = current_database()")
+  const row = result.rows[0]
+  return typeof row === "object" && row !== null && "n" in row ? Number(row.n) : Number.NaN
+}

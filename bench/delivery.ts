@@ -54,7 +54,7 @@ import * as http from "node:http"
 import { loadavg, cpus } from "node:os"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
-import { dropDatabase, stats } from "./Timing.js"
+import { commitsSoFar, dropDatabase, STATS_FLUSH_MS, stats } from "./Timing.js"
 
 const args = process.argv.slice(2)
 const option = (name: string): string | undefined => {
@@ -353,7 +353,13 @@ const main = async () => {
 
         let started: number
         let stop: () => Promise<unknown>
+        // Commits per delivery: every commit in the database while the workers run, less this script's own two (the
+        // reading and the release); the waits let every backend report its counts (the recording's before, the
+        // workers' after).
+        let commitsBefore = Number.NaN
         if (mode === "fibers") {
+          await sleep(STATS_FLUSH_MS)
+          commitsBefore = await commitsSoFar(pool)
           started = performance.now()
           const fiber = startWorkers(workers, `tp${workers}`)
           stop = () => rt.runPromise(Fiber.interrupt(fiber))
@@ -361,6 +367,8 @@ const main = async () => {
           // Not due while the processes start (tsx, the application, migrations checked); due at once when all are ready.
           await pool.query(`UPDATE events.deliveries SET queue_next_attempt_at = 'infinity' WHERE destination_id = $1`, [destination.id])
           const children = await spawnWorkers(workers, `tp${workers}p`)
+          await sleep(STATS_FLUSH_MS)
+          commitsBefore = await commitsSoFar(pool)
           started = performance.now()
           await pool.query(`UPDATE events.deliveries SET queue_next_attempt_at = '-infinity' WHERE destination_id = $1`, [destination.id])
           stop = children.stop
@@ -370,11 +378,13 @@ const main = async () => {
         await sleep(500)
         await stop()
         const queueSeconds = ((done ? last : performance.now()) - started) / 1000
+        await sleep(STATS_FLUSH_MS)
+        const commits = (await commitsSoFar(pool)) - commitsBefore - (mode === "fibers" ? 1 : 2)
         check(`throughput, ${workers} worker ${mode}`, path, ids, await outcomes(destination.id))
         const queueRate = deliveredCount(path) / queueSeconds
         queueRates.set(`${mode}-${workers}`, queueRate)
         const line = `| ${workers} ${mode === "fibers" ? "fiber(s), one process" : "process(es)"} | ${workers * concurrency} | ${fmt(events)} | ` +
-          `${fmt(queueSeconds, 2)} | ${fmt(queueRate)} | @BASE${workers}@ | ${fmt(events / recordSeconds)} |`
+          `${fmt(queueSeconds, 2)} | ${fmt(queueRate)} | @BASE${workers}@ | ${(commits / events).toFixed(2)} | ${fmt(events / recordSeconds)} |`
         throughput.push(line)
         log(line)
       }
@@ -489,8 +499,10 @@ const main = async () => {
         `the receiver's), or worker processes (\`--child-worker\`, a pool of 10 each). Latency and retry use one fiber worker.`
     )
     console.log()
-    console.log("| workers | in flight | events | seconds | deliveries/s | baseline POSTs/s (same in flight) | baseline vs queue | recorded/s (8 at a time) |")
-    console.log("| -: | -: | -: | -: | -: | -: | -: | -: |")
+    console.log(
+      "| workers | in flight | events | seconds | deliveries/s | baseline POSTs/s (same in flight) | baseline vs queue | commits per delivery | recorded/s (8 at a time) |"
+    )
+    console.log("| -: | -: | -: | -: | -: | -: | -: | -: | -: |")
     for (const line of throughput) console.log(line)
     console.log()
     console.log("| commit to receipt, 1 worker | rate | events | p50 / p95 / p99 ms | mean ms | max ms |")

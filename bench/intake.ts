@@ -49,6 +49,7 @@ import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
+import { commitsSoFar, STATS_FLUSH_MS } from "./Timing.js"
 
 const args = process.argv.slice(2)
 const option = (name: string): string | undefined => {
@@ -497,7 +498,13 @@ const main = async () => {
 
     if (!args.includes("--skip-workers")) {
       console.log(`\nworkers: ${arrivals} Arrivals taken by the door, then released to the workers at once`)
-      const rows: Array<{ readonly workers: number; readonly perSecond: number; readonly seconds: number; readonly spread: string }> = []
+      const rows: Array<{
+        readonly workers: number
+        readonly perSecond: number
+        readonly seconds: number
+        readonly commitsPerArrival: number
+        readonly spread: string
+      }> = []
       for (const [round, count] of workerCounts.entries()) {
         const prefix = `w${round}`
         const client = new Client(doorPort, sourceId, secret, prefix)
@@ -516,13 +523,19 @@ const main = async () => {
         await pool.query(`UPDATE door.arrivals SET queue_next_attempt_at = 'infinity' WHERE queue_state = 'pending'`)
         const workers = Array.from({ length: count }, (_, i) =>
           startChild(`worker ${i + 1}/${count}`, ["examples/server/src/worker-main.ts"], {
-            SERVICE_WORKER_NAME: `bench-${prefix}-${i + 1}`,
-            SERVICE_WORKER_IDLE: "100 millis"
+            // Woken by the release's notification: the default fallback poll (10 s) never comes into it.
+            SERVICE_WORKER_NAME: `bench-${prefix}-${i + 1}`
           }))
-        await Promise.all(workers.map((w) => w.waitFor(/is applying Arrivals/)))
+        await Promise.all(workers.map((w) => w.waitFor(/is running .*door\.intake/)))
+        // Commits per Arrival: every commit in the database from here until the workers have exited, less this
+        // script's own statements (counted below); the wait lets the door's and the workers' backends report theirs.
+        await sleep(STATS_FLUSH_MS)
+        const commitsBefore = await commitsSoFar(pool)
+        let ownStatements = 2
         const started = performance.now()
         await pool.query(`UPDATE door.arrivals SET queue_next_attempt_at = '-infinity' WHERE queue_state = 'pending' AND webhook_id LIKE $1`, [`msg_${prefix}_%`])
         while (true) {
+          ownStatements++
           const result = await pool.query<{ n: string }>(
             `SELECT count(*)::text AS n FROM door.arrivals WHERE webhook_id LIKE $1 AND queue_state IN ('pending', 'running')`,
             [`msg_${prefix}_%`]
@@ -531,24 +544,30 @@ const main = async () => {
           await sleep(50)
         }
         const elapsed = (performance.now() - started) / 1000
+        ownStatements++
         const spread = await pool.query<{ worker: string; n: string; statuses: string }>(
           `SELECT queue_worker AS worker, count(*)::text AS n, string_agg(DISTINCT status, ',') AS statuses FROM door.arrivals
            WHERE webhook_id LIKE $1 GROUP BY 1 ORDER BY 1`,
           [`msg_${prefix}_%`]
         )
         await Promise.all(workers.map((w) => w.stop()))
+        await sleep(STATS_FLUSH_MS)
+        const commits = (await commitsSoFar(pool)) - commitsBefore - ownStatements
         rows.push({
           workers: count,
           perSecond: arrivals / elapsed,
           seconds: elapsed,
+          commitsPerArrival: commits / arrivals,
           spread: spread.rows.map((r) => `${r.n} (${r.statuses})`).join(" / ")
         })
       }
       const base = rows[0]?.perSecond ?? Number.NaN
-      console.log("\n| worker processes | Arrivals | seconds | applied/s | vs 1 worker | per worker (statuses) |")
-      console.log("| -: | -: | -: | -: | -: | - |")
+      console.log("\n| worker processes | Arrivals | seconds | applied/s | vs 1 worker | commits per Arrival | per worker (statuses) |")
+      console.log("| -: | -: | -: | -: | -: | -: | - |")
       for (const row of rows) {
-        console.log(`| ${row.workers} | ${arrivals} | ${fmt(row.seconds)} | ${fmt(row.perSecond)} | ${ratio(row.perSecond, base)} | ${row.spread} |`)
+        console.log(
+          `| ${row.workers} | ${arrivals} | ${fmt(row.seconds)} | ${fmt(row.perSecond)} | ${ratio(row.perSecond, base)} | ${row.commitsPerArrival.toFixed(2)} | ${row.spread} |`
+        )
       }
     }
   } catch (error) {
