@@ -227,7 +227,9 @@ export interface WorkQueue {
 const identifier = /^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?$/
 
 const ClaimRows = Schema.Array(Schema.Struct({ id: Schema.String, attempt: Schema.Number }))
-const SweptRows = Schema.Array(Schema.Struct({ id: Schema.String, attempt: Schema.Number, worker: Schema.String, error: Schema.String }))
+const ClaimedOrSwept = Schema.Array(
+  Schema.Struct({ id: Schema.String, attempt: Schema.Number, worker: Schema.NullOr(Schema.String), error: Schema.NullOr(Schema.String) })
+)
 const StateRows = Schema.Array(Schema.Struct({ state: Schema.Literal("pending", "dead") }))
 const IdRows = Schema.Array(Schema.Struct({ id: Schema.String }))
 const NextRows = Schema.Array(Schema.Struct({ at: Schema.NullOr(Schema.Number) }))
@@ -270,21 +272,26 @@ export const make = (spec: Spec): Effect.Effect<WorkQueue, never, SqlClient.SqlC
     const claimAndSweep = (worker: string, limit: number) =>
       Effect.gen(function*() {
         const millis = yield* now
-        // A row whose last attempt's lease ran out was tried as often as allowed: it is dead, not due.
-        const swept = yield* sql`UPDATE ${table} SET queue_state = 'dead', queue_lease_until = NULL,
-            queue_last_error = coalesce(queue_last_error, 'the lease of the last attempt expired')
-          WHERE queue_state = 'running' AND queue_lease_until < ${at(millis)}::timestamptz AND queue_attempts >= ${maxAttempts}
-          RETURNING ${id}::text AS id, queue_attempts AS attempt, coalesce(queue_worker, '') AS worker, queue_last_error AS error`.pipe(
-          Effect.flatMap(Schema.decodeUnknown(SweptRows))
-        )
-        const rows = yield* sql`UPDATE ${table} SET ${leasedTo(worker, millis)}
-          WHERE ${id} IN (
-            SELECT ${id} FROM ${table}
-            WHERE ${due(millis)}
-            ORDER BY queue_next_attempt_at, ${id}
-            LIMIT ${limit}
-            FOR UPDATE SKIP LOCKED)
-          RETURNING ${id}::text AS id, queue_attempts AS attempt`.pipe(Effect.flatMap(Schema.decodeUnknown(ClaimRows)))
+        // One statement: a row whose last attempt's lease ran out was tried as often as allowed, so it is swept dead
+        // (never claimed: the claim takes only rows with attempts left), and up to `limit` due rows are leased.
+        const result = yield* sql`WITH swept AS (
+            UPDATE ${table} SET queue_state = 'dead', queue_lease_until = NULL,
+              queue_last_error = coalesce(queue_last_error, 'the lease of the last attempt expired')
+            WHERE queue_state = 'running' AND queue_lease_until < ${at(millis)}::timestamptz AND queue_attempts >= ${maxAttempts}
+            RETURNING ${id}::text AS id, queue_attempts AS attempt, coalesce(queue_worker, '') AS worker, queue_last_error AS error),
+          claimed AS (
+            UPDATE ${table} SET ${leasedTo(worker, millis)}
+            WHERE ${id} IN (
+              SELECT ${id} FROM ${table}
+              WHERE ${due(millis)} AND queue_attempts < ${maxAttempts}
+              ORDER BY queue_next_attempt_at, ${id}
+              LIMIT ${limit}
+              FOR UPDATE SKIP LOCKED)
+            RETURNING ${id}::text AS id, queue_attempts AS attempt)
+          SELECT id, attempt, NULL::text AS worker, NULL::text AS error FROM claimed
+          UNION ALL SELECT id, attempt, worker, error FROM swept`.pipe(Effect.flatMap(Schema.decodeUnknown(ClaimedOrSwept)))
+        const rows = result.filter((row) => row.worker === null)
+        const swept = result.flatMap((row) => (row.worker === null ? [] : [{ ...row, worker: row.worker, error: row.error ?? "" }]))
         return {
           claims: rows.map((row): Claim => ({ id: row.id, attempt: row.attempt, worker })),
           dead: swept.map((row) => ({ claim: { id: row.id, attempt: row.attempt, worker: row.worker }, error: row.error }))
