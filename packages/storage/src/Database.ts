@@ -10,7 +10,7 @@
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
 import * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
+import { SqlError } from "@effect/sql/SqlError"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { PGlite } from "@electric-sql/pglite"
 import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm"
@@ -132,10 +132,15 @@ export const notificationsPg = (client: PgClient.PgClient): Context.Tag.Service<
         Effect.ignore,
         Effect.forkScoped
       )
+      // The first to end wins: the nonce heard, the listener failing, or the deadline.
       yield* Effect.raceFirst(
         Deferred.await(ready),
-        // `pg_notify`, not `client.notify`: that one sends `NOTIFY channel, $1`, which PostgreSQL does not parse.
-        Effect.forever(Effect.zipRight(client`SELECT pg_notify(${channel}, ${nonce})`, wallSleep(50)))
+        Effect.raceFirst(
+          // `pg_notify`, not `client.notify`: that one sends `NOTIFY channel, $1`, which PostgreSQL does not parse.
+          Effect.forever(Effect.zipRight(client`SELECT pg_notify(${channel}, ${nonce})`, wallSleep(50))),
+          // A server that never hears its own notification (a pooler in transaction mode) must not hold the caller.
+          Effect.zipRight(wallSleep(10_000), new SqlError({ cause: channel, message: `LISTEN ${channel} was not in effect after 10 s` }))
+        )
       )
       return Stream.fromQueue(queue)
     })
