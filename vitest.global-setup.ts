@@ -3,12 +3,17 @@
  * `SERVICE_TEST_SNAPSHOTS` for the test processes, and removed at the end with the run's PostgreSQL templates.
  * A folder already named in `SERVICE_TEST_SNAPSHOTS` (`service-test-snapshots-<epoch>-<anything>`) is kept
  * between runs: quicker iterations, for whoever remembers to empty it when what the snapshots prepare changes.
+ *
+ * It also builds the runtimes' bundles (scripts/runtimes.mjs) when a source changed, once, before the test files
+ * spawn the server, workers, stdio server and CLI from them.
  */
 import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Effect from "effect/Effect"
 import * as NodeOs from "node:os"
+import { ensureBuilt } from "./scripts/runtimes.mjs"
 
 export default async function setup() {
+  await ensureBuilt()
   const given = process.env["SERVICE_TEST_SNAPSHOTS"]
   if (given !== undefined && given.trim() !== "") return
   const folder = await Effect.runPromise(TestDatabase.startRun(NodeOs.tmpdir()))

@@ -28,7 +28,7 @@ const session = (dataDirectory: string, mode: "auto" | "legacy") => {
   const errors: Array<Error> = []
   const server = new ServerProcess({
     cwd: packageDirectory,
-    args: ["--import", "tsx", "src/main.ts"],
+    args: ["bin/mcp-stdio.mjs"],
     env: { SERVICE_DATA_DIR: dataDirectory, SERVICE_API_KEY: apiKey, SERVICE_BOOTSTRAP_DEMO: "1" }
   })
   return Effect.acquireRelease(
@@ -138,7 +138,7 @@ describe("mcp-stdio", () => {
           second.connect(
             new StdioClientTransport({
               command: process.execPath,
-              args: ["--import", "tsx", "src/main.ts"],
+              args: ["bin/mcp-stdio.mjs"],
               cwd: packageDirectory,
               env: { ...getDefaultEnvironment(), SERVICE_DATA_DIR: dataDirectory, SERVICE_API_KEY: apiKey },
               stderr: "pipe"

@@ -251,7 +251,7 @@ describe.skipIf(adminUrl === "")("door scale-out on PostgreSQL (real processes)"
 describe("npm run worker", () => {
   it.live("refuses to start without DATABASE_URL, in one line on stderr", () =>
     scoped(Effect.gen(function*() {
-      const worker = yield* spawnChild("worker", "src/worker-main.ts", { SERVICE_DATA_DIR: NodeOs.tmpdir() })
+      const worker = yield* spawnChild("worker", "bin/worker.mjs", { SERVICE_DATA_DIR: NodeOs.tmpdir() })
       yield* Effect.promise(() => worker.exited)
       expect(worker.child.exitCode).toBe(1)
       const lines = worker.stderr.split("\n").filter((line) => line.trim().length > 0)

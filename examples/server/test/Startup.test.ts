@@ -21,7 +21,7 @@ import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextproto
 const hangGuard = 10 * 60_000
 
 /** `npm start`'s program as a child process, with its output collected line by line; stopped with SIGTERM. */
-const running = (env: Readonly<Record<string, string>>) => spawnChild("server", "src/main.ts", env)
+const running = (env: Readonly<Record<string, string>>) => spawnChild("server", "bin/server.mjs", env)
 
 const temporaryDirectory = Effect.acquireRelease(
   Effect.promise(() => NodeFs.mkdtemp(NodePath.join(NodeOs.tmpdir(), "server-startup-"))),

@@ -39,7 +39,9 @@ export class Child {
     for (const name of ["DATABASE_URL", "DATABASE_READ_URL", "SERVICE_DEMO_API_KEY", "OTEL_EXPORTER_OTLP_ENDPOINT", "PORT", "HOST"]) {
       delete inherited[name]
     }
-    this.child = spawn(process.execPath, ["--import", "tsx", entry], {
+    // The runtimes start from their bundles (bin/*.mjs, see scripts/runtimes.mjs); a test's own TypeScript entry
+    // runs through tsx.
+    this.child = spawn(process.execPath, entry.endsWith(".ts") ? ["--import", "tsx", entry] : [entry], {
       cwd: packageDirectory,
       env: { ...inherited, ...env },
       stdio: ["ignore", "pipe", "pipe"]
@@ -90,13 +92,13 @@ export const spawnChild = (label: string, entry: string, env: Readonly<Record<st
 /** The server (`npm start`'s program) listening on a free port, once its banner says the API is served. */
 export const startServer = (label: string, env: Readonly<Record<string, string>>) =>
   Effect.gen(function*() {
-    const server = yield* spawnChild(label, "src/main.ts", { ...env, PORT: "0", HOST: "127.0.0.1" })
+    const server = yield* spawnChild(label, "bin/server.mjs", { ...env, PORT: "0", HOST: "127.0.0.1" })
     const match = yield* Effect.promise(() => server.waitFor(/Listening on http:\/\/127\.0\.0\.1:(\d+)/))
     yield* Effect.promise(() => server.waitFor(/API key\s+svc_key_/))
     return { server, port: Number(match[1]) }
   })
 
-export const startWorker = (label: string, env: Readonly<Record<string, string>>, entry = "src/worker-main.ts") =>
+export const startWorker = (label: string, env: Readonly<Record<string, string>>, entry = "bin/worker.mjs") =>
   Effect.gen(function*() {
     // A short idle wait: a worker that found nothing due looks again soon, so the test waits less between bursts.
     const worker = yield* spawnChild(label, entry, {

@@ -1,0 +1,6 @@
+#!/usr/bin/env node
+// `npm start`: examples/server/src/main.ts from its bundle in build/runtimes (built by `npm install`, rebuilt here
+// when a source changed; tsx if it cannot be built). See scripts/runtimes.mjs.
+import { run } from "../../../scripts/runtimes.mjs"
+
+await run("server")
