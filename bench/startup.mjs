@@ -1,17 +1,20 @@
 #!/usr/bin/env node
-// Start-up time and memory of `npm start` and of the stdio MCP server, as ratios to bare node baselines
-// measured in the same run.
+// Start-up time and memory of `npm start`, of the stdio MCP server and of a `service` CLI call, as ratios to bare
+// node baselines measured in the same run, from the bundles `npm install` builds (build/runtimes, decision 0082) and,
+// for comparison, from the TypeScript sources through tsx as before.
 // Usage: node bench/startup.mjs [runs=3]
 //
 // HTTP: each run starts the command and polls three URLs: GET /health (the process answers), GET /openapi.json
 // (the API is served: database open and migrated) and GET /ready (200 once a corpus publication is active).
-// Resident memory is the sum over the process tree (npm, tsx and node) from /proc, read when /ready turns 200.
-// "cold" starts on an empty data folder (database created, migrations, demo corpus loaded in the background);
-// "warm" restarts on the folder the cold run left. The baseline is a bare node:http server started the same way.
-// stdio MCP: time from spawning `node --import tsx examples/mcp-stdio/src/main.ts` until its answer to an
-// `initialize` request written at once, cold (empty folder) and warm; the baseline is a bare node process that
-// answers the first stdin line.
-import { spawn } from "node:child_process"
+// Resident memory is the sum over the process tree (npm and node) from /proc, read when /ready turns 200.
+// "cold" starts on an empty data folder (database created, migrations, demo corpus); "warm" restarts on the folder the
+// cold run left; the "from sources" rows run `node --import tsx examples/server/src/main.ts`. The baseline is a bare
+// node:http server started the same way.
+// stdio MCP: time from spawning `node examples/mcp-stdio/bin/mcp-stdio.mjs` (or the source through tsx) until its
+// answer to an `initialize` request written at once, cold (empty folder) and warm; the baseline is a bare node process
+// that answers the first stdin line.
+// CLI: time until `service --help` exits (the bundle, then the source through tsx); the baseline is `node -e 0`.
+import { spawn, spawnSync } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -118,8 +121,20 @@ const measureStdio = (command, args, env) =>
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const pause = () => new Promise((r) => setTimeout(r, 1000))
 
-const http = { baseline: [], cold: [], warm: [], "warm, node --import tsx": [] }
-const stdio = { baseline: [], cold: [], warm: [] }
+const http = { baseline: [], cold: [], warm: [], "cold, from sources (tsx)": [], "warm, from sources (tsx)": [] }
+const stdio = { baseline: [], cold: [], warm: [], "cold, from sources (tsx)": [], "warm, from sources (tsx)": [] }
+const cli = { baseline: [], "service --help": [], "service --help, from sources (tsx)": [] }
+const sources = ["--import", "tsx", "examples/server/src/main.ts"]
+const stdioSources = ["--import", "tsx", "examples/mcp-stdio/src/main.ts"]
+const stdioBuilt = ["examples/mcp-stdio/bin/mcp-stdio.mjs"]
+const timed = (args, env = {}) => {
+  const started = performance.now()
+  const result = spawnSync("node", args, { cwd: root, env: { ...process.env, ...env }, stdio: "ignore" })
+  if (result.status !== 0) throw new Error(`node ${args.join(" ")} exited with ${result.status}`)
+  return { exit: performance.now() - started }
+}
+// The bundles are built before anything is timed (npm install does it; this only checks).
+timed(["scripts/runtimes.mjs"])
 const server = { DATABASE_URL: "" }
 const stdioEnv = { SERVICE_API_KEY: "svc_key_bench_startup_0123456789abcdef", SERVICE_BOOTSTRAP_DEMO: "1", DATABASE_URL: "" }
 const baselineHttp = "require('node:http').createServer((q, s) => s.end('ok')).listen(process.env.PORT, '127.0.0.1')"
@@ -129,25 +144,31 @@ const all = { health: "/health", api: "/openapi.json", ready: "/ready" }
 for (let i = 0; i < runs; i++) {
   const first = await measureHttp("node", ["-e", baselineHttp], {}, { health: "/" })
   http.baseline.push({ ...first, api: first.health, ready: first.health })
-  const data = mkdtempSync(join(tmpdir(), "bench-start-"))
-  http.cold.push(await measureHttp("npm", ["start", "--silent"], { ...server, SERVICE_DATA_DIR: data }, all))
-  await pause()
-  http.warm.push(await measureHttp("npm", ["start", "--silent"], { ...server, SERVICE_DATA_DIR: data }, all))
-  await pause()
-  http["warm, node --import tsx"].push(
-    await measureHttp("node", ["--import", "tsx", "examples/server/src/main.ts"], { ...server, SERVICE_DATA_DIR: data }, all)
-  )
-  await pause()
-  rmSync(data, { recursive: true, force: true })
+  for (const [cold, warm, command, args] of [
+    ["cold", "warm", "npm", ["start", "--silent"]],
+    ["cold, from sources (tsx)", "warm, from sources (tsx)", "node", sources]
+  ]) {
+    const data = mkdtempSync(join(tmpdir(), "bench-start-"))
+    http[cold].push(await measureHttp(command, args, { ...server, SERVICE_DATA_DIR: data }, all))
+    await pause()
+    http[warm].push(await measureHttp(command, args, { ...server, SERVICE_DATA_DIR: data }, all))
+    await pause()
+    rmSync(data, { recursive: true, force: true })
+  }
 
   stdio.baseline.push(await measureStdio("node", ["-e", baselineStdio], {}))
-  const stdioData = mkdtempSync(join(tmpdir(), "bench-stdio-"))
-  const stdioArgs = ["--import", "tsx", "examples/mcp-stdio/src/main.ts"]
-  stdio.cold.push(await measureStdio("node", stdioArgs, { ...stdioEnv, SERVICE_DATA_DIR: stdioData }))
-  await pause()
-  stdio.warm.push(await measureStdio("node", stdioArgs, { ...stdioEnv, SERVICE_DATA_DIR: stdioData }))
-  await pause()
-  rmSync(stdioData, { recursive: true, force: true })
+  for (const [cold, warm, args] of [["cold", "warm", stdioBuilt], ["cold, from sources (tsx)", "warm, from sources (tsx)", stdioSources]]) {
+    const stdioData = mkdtempSync(join(tmpdir(), "bench-stdio-"))
+    stdio[cold].push(await measureStdio("node", args, { ...stdioEnv, SERVICE_DATA_DIR: stdioData }))
+    await pause()
+    stdio[warm].push(await measureStdio("node", args, { ...stdioEnv, SERVICE_DATA_DIR: stdioData }))
+    await pause()
+    rmSync(stdioData, { recursive: true, force: true })
+  }
+
+  cli.baseline.push(timed(["-e", "0"]))
+  cli["service --help"].push(timed(["examples/cli/bin/service.js", "--help"]))
+  cli["service --help, from sources (tsx)"].push(timed(["examples/cli/bin/service.js", "--help"], { SERVICE_RUN_FROM_SOURCES: "1" }))
 }
 
 const ms = (x) => `${Math.round(x).toLocaleString("en-US")} ms`
@@ -173,3 +194,8 @@ for (const [name, list] of Object.entries(stdio)) {
     }) |`
   )
 }
+const cliBase = pick(cli.baseline, "exit")
+console.log("")
+console.log("| CLI call | exits |")
+console.log("| - | - |")
+for (const [name, list] of Object.entries(cli)) console.log(`| ${name} | ${ms(pick(list, "exit"))} (${ratio(pick(list, "exit"), cliBase)}) |`)

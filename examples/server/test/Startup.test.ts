@@ -84,7 +84,8 @@ describe("npm start", () => {
   it.scoped("answers /health, serves, then /ready once the corpus is published; one data folder, one process, one demo key", () =>
     Effect.gen(function*() {
       const dataDir = yield* temporaryDirectory
-      const env = { SERVICE_DATA_DIR: dataDir, PORT: "0" }
+      // Not seeded from build/demo-seed: this start loads the demo corpus itself, as on a checkout without a seed.
+      const env = { SERVICE_DATA_DIR: dataDir, PORT: "0", SERVICE_DEMO_SEED: "0" }
 
       const first = yield* running(env)
       const port = yield* listeningPort(first)
@@ -164,6 +165,31 @@ describe("npm start", () => {
         }
       })
       assert.deepStrictEqual(failures, [])
+    }), { timeout: hangGuard })
+
+  it.scoped("an empty data folder is seeded from build/demo-seed: the demo corpus is published when the API is served", () =>
+    Effect.gen(function*() {
+      const dataDir = yield* temporaryDirectory
+      const server = yield* running({ SERVICE_DATA_DIR: dataDir, PORT: "0" })
+      yield* Effect.promise(() => server.waitFor(new RegExp(`Seeded ${literally(dataDir)} from build/demo-seed`)))
+      const port = yield* listeningPort(server)
+      const { key, note } = yield* bannerKey(server)
+      // The seed keeps no demo key: this folder's own is minted on its first start.
+      assert.include(note, "new")
+      const ready = yield* get(`http://127.0.0.1:${port}/ready`)
+      assert.strictEqual(ready.status, 200, ready.body)
+      const search = yield* Effect.promise(async () => {
+        const response = await fetch(`http://127.0.0.1:${port}/api/v1/workspaces/demo/market-data/suppliers/search`, {
+          method: "POST",
+          headers: { "x-api-key": key, "content-type": "application/json" },
+          body: JSON.stringify({ state: "Puebla", limit: 1 })
+        })
+        return { status: response.status, body: await response.text() }
+      })
+      assert.strictEqual(search.status, 200, search.body)
+      assert.notMatch(server.stdout, /Loading the demo corpus/)
+      // The keys that keyed the seed's fingerprints came with it, owner-only.
+      assert.strictEqual((yield* Effect.promise(() => NodeFs.stat(NodePath.join(dataDir, "keys.json")))).mode & 0o777, 0o600)
     }), { timeout: hangGuard })
 
   it.scoped("a port in use is one line on stderr with the fix, no stack trace", () =>
