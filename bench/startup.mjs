@@ -121,9 +121,22 @@ const measureStdio = (command, args, env) =>
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const pause = () => new Promise((r) => setTimeout(r, 1000))
 
-const http = { baseline: [], cold: [], warm: [], "cold, from sources (tsx)": [], "warm, from sources (tsx)": [] }
+const http = {
+  baseline: [],
+  cold: [],
+  warm: [],
+  "cold, no demo seed (SERVICE_DEMO_SEED=0)": [],
+  "cold, from sources (tsx)": [],
+  "warm, from sources (tsx)": []
+}
 const stdio = { baseline: [], cold: [], warm: [], "cold, from sources (tsx)": [], "warm, from sources (tsx)": [] }
-const cli = { baseline: [], "service --help": [], "service --help, from sources (tsx)": [] }
+const cli = {
+  baseline: [],
+  "service --help": [],
+  "service --help, from sources (tsx)": [],
+  "service market suppliers search (server running)": [],
+  "service market suppliers search, from sources (tsx)": []
+}
 const sources = ["--import", "tsx", "examples/server/src/main.ts"]
 const stdioSources = ["--import", "tsx", "examples/mcp-stdio/src/main.ts"]
 const stdioBuilt = ["examples/mcp-stdio/bin/mcp-stdio.mjs"]
@@ -155,6 +168,12 @@ for (let i = 0; i < runs; i++) {
     await pause()
     rmSync(data, { recursive: true, force: true })
   }
+  const unseeded = mkdtempSync(join(tmpdir(), "bench-start-"))
+  http["cold, no demo seed (SERVICE_DEMO_SEED=0)"].push(
+    await measureHttp("npm", ["start", "--silent"], { ...server, SERVICE_DATA_DIR: unseeded, SERVICE_DEMO_SEED: "0" }, all)
+  )
+  await pause()
+  rmSync(unseeded, { recursive: true, force: true })
 
   stdio.baseline.push(await measureStdio("node", ["-e", baselineStdio], {}))
   for (const [cold, warm, args] of [["cold", "warm", stdioBuilt], ["cold, from sources (tsx)", "warm, from sources (tsx)", stdioSources]]) {
@@ -169,6 +188,23 @@ for (let i = 0; i < runs; i++) {
   cli.baseline.push(timed(["-e", "0"]))
   cli["service --help"].push(timed(["examples/cli/bin/service.js", "--help"]))
   cli["service --help, from sources (tsx)"].push(timed(["examples/cli/bin/service.js", "--help"], { SERVICE_RUN_FROM_SOURCES: "1" }))
+  // A real call: one supplier search against a server started from the bundle (its demo key from the data folder).
+  const callData = mkdtempSync(join(tmpdir(), "bench-cli-"))
+  const port = 20000 + Math.floor(Math.random() * 20000)
+  const running = spawn("node", ["examples/server/bin/server.mjs"], {
+    cwd: root,
+    env: { ...process.env, ...server, SERVICE_DATA_DIR: callData, PORT: String(port) },
+    stdio: "ignore",
+    detached: true
+  })
+  while (!(await answers(`http://127.0.0.1:${port}/ready`))) await new Promise((r) => setTimeout(r, 100))
+  const key = readFileSync(join(callData, "demo-api-key"), "utf8").trim()
+  const call = ["examples/cli/bin/service.js", "--base-url", `http://127.0.0.1:${port}`, "--api-key", key, "--workspace", "demo", "market", "suppliers", "search", "--state", "Puebla", "--limit", "5"]
+  timed(call) // the server's first request (warming its caches) is not the CLI's cost
+  cli["service market suppliers search (server running)"].push(timed(call))
+  cli["service market suppliers search, from sources (tsx)"].push(timed(call, { SERVICE_RUN_FROM_SOURCES: "1" }))
+  await stop(running)
+  rmSync(callData, { recursive: true, force: true })
 }
 
 const ms = (x) => `${Math.round(x).toLocaleString("en-US")} ms`
