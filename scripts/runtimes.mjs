@@ -4,7 +4,7 @@
 //
 // `npm install` builds it (the root `prepare` script runs `node scripts/runtimes.mjs`). A launcher calls `run(name)`,
 // which checks the build is current (every bundled workspace file, package.json and package-lock.json unchanged in
-// size and modification time, same Node and build format) and rebuilds it first when it is not, so a developer who
+// size and modification time, and this script, same Node and build format) and rebuilds it first when it is not, so a developer who
 // edits TypeScript just starts again. If the build cannot be made, the entry runs from its sources through tsx.
 //
 // Every bundled workspace file keeps its own `import.meta.url` (its source file's URL), so data files, migrations and
@@ -15,7 +15,7 @@ import { dirname, join, relative, resolve } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 
 // Bump when the way the bundles are built changes, so older builds are rebuilt.
-const FORMAT = 1
+const FORMAT = 2
 
 export const root = fileURLToPath(new URL("..", import.meta.url))
 const outRoot = join(root, "build", "runtimes")
@@ -30,8 +30,9 @@ export const entries = {
 }
 
 // Read files beside their own modules (PGlite's wasm and data, esbuild's binary) or load optional native code: they
-// stay in node_modules and are imported from there.
-const external = ["@electric-sql/pglite", "pg-native", "esbuild", "tsx", "playwright-core", "fsevents"]
+// stay in node_modules and are imported from there. So does oidc-provider, imported on the first OAuth request: a
+// server running for days must not depend on a chunk of its build folder, which a later build removes.
+const external = ["@electric-sql/pglite", "pg-native", "esbuild", "tsx", "playwright-core", "fsevents", "oidc-provider"]
 // Every other import is bundled (tsup's noExternal wins over its external, so the list is excluded here).
 const bundled = new RegExp(`^(?!(${external.map((name) => name.replace(/[/.]/g, "\\$&")).join("|")})(/|$))`)
 
@@ -121,13 +122,16 @@ export const build = async () => {
   rmSync(join(outDir, "metafile-esm.json"))
   const files = Object.keys(metafile.inputs).map((input) => resolve(root, input)).filter((file) => !file.includes("/node_modules/"))
   const inputs = {}
-  for (const file of new Set([...files, ...files.map(manifestOf).filter((m) => m !== undefined), join(root, "package-lock.json")])) {
+  // This script too: a change to how the bundles are built rebuilds them.
+  const fixed = [join(root, "package-lock.json"), fileURLToPath(import.meta.url)]
+  for (const file of new Set([...files, ...files.map(manifestOf).filter((m) => m !== undefined), ...fixed])) {
     inputs[relative(root, file)] = stamp(file)
   }
   const temporary = `${pointerFile}.${process.pid}.tmp`
   writeFileSync(temporary, JSON.stringify({ key: key(), dir, inputs }))
   renameSync(temporary, pointerFile)
-  // Older builds go once no process is likely to still load a chunk from them.
+  // Older builds go once no process still loads a chunk from them: every chunk is imported within the first seconds
+  // of a start (the only later import, oidc-provider's, is external).
   for (const name of readdirSync(outRoot)) {
     const path = join(outRoot, name)
     if (name === dir || name === "current.json" || !statSync(path).isDirectory()) continue
