@@ -10,6 +10,7 @@
 // Every bundled workspace file keeps its own `import.meta.url` (its source file's URL), so data files, migrations and
 // templates found relative to a module resolve as they do unbundled; node_modules packages are bundled too (most of the
 // start-up time is their module resolution) except those that read files beside themselves or load native code.
+import { spawnSync } from "node:child_process"
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { dirname, join, relative, resolve } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
@@ -144,17 +145,18 @@ export const build = async () => {
 export const ensureBuilt = async ({ quiet = false } = {}) => {
   const found = current()
   if (found !== undefined) return found
-  const started = Date.now()
   if (!quiet) process.stderr.write("Building the runtimes from the TypeScript sources (build/runtimes)...\n")
-  try {
-    mkdirSync(outRoot, { recursive: true })
-    const dir = await build()
-    if (!quiet) process.stderr.write(`Built in ${Date.now() - started} ms.\n`)
-    return dir
-  } catch (cause) {
-    process.stderr.write(`Could not build the runtimes (${cause instanceof Error ? cause.message : String(cause)}): running from the TypeScript sources with tsx.\n`)
+  // In a process of its own, so the runtime started next carries neither tsup nor esbuild's service process; its
+  // output goes to stderr, which keeps the stdio MCP server's stdout for protocol messages.
+  const result = spawnSync(process.execPath, [fileURLToPath(import.meta.url)], { stdio: ["ignore", 2, "pipe"], encoding: "utf8" })
+  const dir = result.status === 0 ? current() : undefined
+  if (dir === undefined) {
+    const lines = (result.stderr ?? "").split("\n").map((line) => line.trim()).filter((line) => line.length > 0)
+    const reason = lines.find((line) => /error/i.test(line)) ?? lines.at(-1) ?? `exit code ${result.status}`
+    process.stderr.write(`Could not build the runtimes (${reason}): running from the TypeScript sources with tsx.\n`)
     return undefined
   }
+  return dir
 }
 
 /** Runs an entry: its bundle when it can be built, else its TypeScript source through tsx. */
