@@ -3,8 +3,9 @@
  * (`App.app`) served by `@service/server/McpStdio` for the principal of `SERVICE_API_KEY`, tools and `events/*`
  * alike. See that module for the environment (`SERVICE_BOOTSTRAP_DEMO=1` for a fresh data folder).
  *
- * stdout carries protocol messages only: logs go to stderr. Start it directly (`npx tsx src/main.ts` or
- * `node --import tsx src/main.ts`) or with `npm start --silent`, since `npm start` prints its banner on stdout.
+ * stdout carries protocol messages only: logs go to stderr. Start it directly (`node bin/mcp-stdio.mjs`, which runs
+ * this file's bundle from build/runtimes, decision 0082) or with `npm start --silent`, since `npm start` prints its
+ * banner on stdout.
  */
 import * as App from "@service/app/App"
 import * as McpStdio from "@service/server/McpStdio"
