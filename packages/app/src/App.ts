@@ -29,6 +29,7 @@ import * as MarketBundle from "@service/market-contract/MarketBundle"
 import * as SavedSearchBundle from "@service/market-contract/SavedSearchBundle"
 import * as Database from "@service/storage/Database"
 import * as Migrations from "@service/storage/Migrations"
+import * as Notifications from "@service/storage/Notifications"
 import type * as TestDatabase from "@service/storage/TestDatabase"
 import * as TopicsBundle from "@service/topics/TopicsBundle"
 import type * as ConfigError from "effect/ConfigError"
@@ -188,7 +189,7 @@ export function make(list: ReadonlyArray<Bundle.AnyBundle>): Application<never, 
       Layer.provideMerge(options?.contactProvider ?? SandboxProvider.layerConfig),
       Layer.provideMerge(crypto),
       // Idle workers listen for rows becoming due through the database's own notifications.
-      Layer.provideMerge(Layer.effect(WorkQueue.Wakeups, Database.Notifications)),
+      Layer.provideMerge(Layer.effect(WorkQueue.Wakeups, Notifications.Notifications)),
       Layer.provideMerge(database)
     )
   const layerFromConfig = (options?: { readonly createIfMissing?: boolean | undefined } & Options) =>

@@ -83,7 +83,7 @@ export const notifySql = (table: string): ReadonlyArray<string> => {
 
 /**
  * How idle workers hear that rows became due: `LISTEN` on a channel, returning once it is in effect. The database
- * layers provide it (`@service/storage/Database`'s `Notifications`, the same shape); without it workers poll.
+ * layers provide it (`@service/storage/Notifications`, the same shape); without it workers poll.
  *
  * @since 0.1.0 @category tags
  */

@@ -1,6 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, layer } from "@effect/vitest"
-import * as Database from "@service/storage/Database"
+import * as Notifications from "@service/storage/Notifications"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
@@ -67,7 +67,7 @@ for (const target of TestDatabase.targets()) {
   describe(`WorkQueue on ${target.name}`, () => {
     const database = TestDatabase.withMigrations(target, [migrations]).pipe(Layer.orDie)
     // Workers hear their table's notifications as the application wires them.
-    const services = Layer.provideMerge(Layer.effect(WorkQueue.Wakeups, Database.Notifications), database)
+    const services = Layer.provideMerge(Layer.effect(WorkQueue.Wakeups, Notifications.Notifications), database)
     layer(services, { timeout: "120 seconds" })((it) => {
       it.effect("claimRow leases only the row named, only when due; handle makes one attempt, also where the caller is uninterruptible", () =>
         Effect.gen(function*() {

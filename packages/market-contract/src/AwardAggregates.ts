@@ -340,7 +340,7 @@ export const aggregateAwardGroups = (
       filterDigest: Paging.filterDigest(filters)
     }
     const position = yield* market.provideCrypto(Paging.resume(input.cursor, request))
-    const fetched = yield* withStatementTimeout(sql)(sql`
+    const fetched = yield* withStatementTimeout(market)((timed) => timed`
       SELECT ${sql.csv(groupColumns.map((_, i) => sql.literal(`g.k${i}`)))},
         g.b_count, g.b_total::text AS b_total
         ${inA === undefined ? sql`` : sql`,

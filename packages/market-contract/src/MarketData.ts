@@ -9,6 +9,7 @@ import { Crypto } from "@service/core/Crypto"
 import { RequestContext } from "@service/core/RequestContext"
 import { stateByCode } from "@service/market-warehouse/States"
 import { type Publication, type SourceCoverage, WarehouseReader } from "@service/market-warehouse/WarehouseReader"
+import { TimedReadClient } from "@service/storage/Database"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -112,6 +113,11 @@ export class MarketData extends Context.Tag("@service/market-contract/MarketData
     readonly servingPublication: Effect.Effect<Publication, MarketDataRefusal>
     /** The warehouse's read client, for this package's query modules. */
     readonly sql: SqlClient.SqlClient
+    /**
+     * The read client with a statement timeout set per connection, for counts and aggregates; absent where the
+     * database gives none (then the timeout is set per transaction).
+     */
+    readonly timed: Context.Tag.Service<TimedReadClient> | undefined
     /** Builds the envelope around results a query module computed. */
     readonly envelope: <R>(parts: EnvelopeParts<R>) => Effect.Effect<EnvelopeOf<R>, never, RequestContext>
     /** Gives an effect the service's Crypto (record refs and cursors are sealed with it). */
@@ -169,6 +175,7 @@ const allCategories: ReadonlyArray<EvidenceCategory> = [
 /** @since 0.1.0 @category constructors */
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const timed = Option.getOrUndefined(yield* Effect.serviceOption(TimedReadClient))
   const corpus = yield* WarehouseReader
   const crypto = yield* Crypto
   const provideCrypto = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, Crypto>> =>
@@ -346,6 +353,7 @@ export const make = Effect.gen(function*() {
     corpusBasis,
     servingPublication,
     sql,
+    timed,
     envelope: (parts) => envelope(parts),
     provideCrypto
   })

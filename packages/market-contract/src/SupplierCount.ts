@@ -54,8 +54,8 @@ export const countSuppliers = (
     const publication = yield* market.servingPublication
     const narrowed = yield* Narrowing.narrow(sql, publication.snapshotId, input)
     yield* Narrowing.probeSelectivity(sql, narrowed)
-    const rows = yield* withStatementTimeout(sql)(
-      sql<{ n: number }>`SELECT count(*)::int AS n FROM market.supplier_observations o WHERE ${sql.and(narrowed.conditions)}`
+    const rows = yield* withStatementTimeout(market)((timed) =>
+      timed<{ n: number }>`SELECT count(*)::int AS n FROM market.supplier_observations o WHERE ${sql.and(narrowed.conditions)}`
     )
     const count = rows[0]?.n ?? 0
     return yield* market.envelope({

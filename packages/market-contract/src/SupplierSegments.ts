@@ -181,8 +181,8 @@ export const compareSegments = (
       ]
     })
     const anySegment = sql.or(segments.map((s) => (s.tsquery === undefined ? sql`FALSE` : sql`o.search_tsv @@ ${s.tsquery}`)))
-    const rows = yield* withStatementTimeout(sql)(
-      sql<Readonly<Record<string, unknown>>>`
+    const rows = yield* withStatementTimeout(market)((timed) =>
+      timed<Readonly<Record<string, unknown>>>`
         SELECT o.state_code, ${sql.csv(columns)}
         FROM ${sql.literal(table)} o
         WHERE o.snapshot_id = ${publication.snapshotId}

@@ -10,7 +10,7 @@
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { SqlError } from "@effect/sql/SqlError"
+import type { SqlError } from "@effect/sql/SqlError"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { PGlite } from "@electric-sql/pglite"
 import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm"
@@ -20,15 +20,11 @@ import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Queue from "effect/Queue"
-import type * as Redacted from "effect/Redacted"
+import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
-import { randomUUID } from "node:crypto"
 import * as NodeFs from "node:fs/promises"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
@@ -39,6 +35,7 @@ import * as InternalConfig from "./internal/config.js"
 import * as DataDirLock from "./internal/dataDirLock.js"
 import { extractTar } from "./internal/tar.js"
 import { describePostgres } from "./internal/describe.js"
+import * as Notifications from "./Notifications.js"
 
 /**
  * Which engine a layer connected to.
@@ -83,90 +80,13 @@ export class DatabaseError extends Data.TaggedError("DatabaseError")<{
  * @since 0.0.0
  * @category models
  */
-export type DatabaseServices = PgClient.PgClient | SqlClient.SqlClient | DatabaseInfo | ReadClient | Notifications
-
-/**
- * `LISTEN` for PostgreSQL and for embedded PGlite alike: the payloads a channel is notified (`pg_notify` or
- * `NOTIFY`, delivered when the notifying transaction commits), from the moment `listen` returns until its scope
- * closes. On PostgreSQL every listener of a process shares one extra connection (`@effect/sql-pg`'s); on PGlite the
- * one session receives its own notifications. A listener must not rely on hearing everything: a dropped listening
- * connection is not reopened, so work queues keep a slow poll as well (decision 0081).
- *
- * @since 0.1.0
- * @category tags
- */
-export class Notifications extends Context.Tag("@service/storage/Notifications")<Notifications, {
-  /**
-   * Listens on `channel` (a lower-case identifier) for the current scope. Returns once the `LISTEN` is in effect,
-   * so a notification committed after that is heard; payloads beyond the last 1,024 not yet read are dropped.
-   */
-  readonly listen: (channel: string) => Effect.Effect<Stream.Stream<string>, SqlError, Scope.Scope>
-}>() {}
-
-// Listeners only need to know that something was notified: a slow reader keeps the latest payloads.
-const listenerQueue = Queue.sliding<string>(1024)
-
-// A timer outside Effect's Clock: the handshake below retries on the wall clock also under a test's TestClock.
-const wallSleep = (millis: number) =>
-  Effect.async<void>((resume) => {
-    const timer = setTimeout(() => resume(Effect.void), millis)
-    return Effect.sync(() => clearTimeout(timer))
-  })
-
-/**
- * Notifications over PostgreSQL: `PgClient.listen`. That stream issues its `LISTEN` on its own connection without
- * saying when, so a nonce is notified on the channel until it comes back: from then on the channel is heard.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const notificationsPg = (client: PgClient.PgClient): Context.Tag.Service<Notifications> => ({
-  listen: (channel) =>
-    Effect.gen(function*() {
-      const queue = yield* listenerQueue
-      const nonce = `listening ${randomUUID()}`
-      const ready = yield* Deferred.make<void, SqlError>()
-      yield* client.listen(channel).pipe(
-        Stream.runForEach((payload) => (payload === nonce ? Deferred.succeed(ready, undefined) : Queue.offer(queue, payload))),
-        Effect.tapError((error) => Deferred.fail(ready, error)),
-        Effect.ignore,
-        Effect.forkScoped
-      )
-      // The first to end wins: the nonce heard, the listener failing, or the deadline.
-      yield* Effect.raceFirst(
-        Deferred.await(ready),
-        Effect.raceFirst(
-          // `pg_notify`, not `client.notify`: that one sends `NOTIFY channel, $1`, which PostgreSQL does not parse.
-          Effect.forever(Effect.zipRight(client`SELECT pg_notify(${channel}, ${nonce})`, wallSleep(50))),
-          // A server that never hears its own notification (a pooler in transaction mode) must not hold the caller.
-          Effect.zipRight(wallSleep(10_000), new SqlError({ cause: channel, message: `LISTEN ${channel} was not in effect after 10 s` }))
-        )
-      )
-      return Stream.fromQueue(queue)
-    })
-})
-
-/**
- * Notifications over embedded PGlite: its notification callback, and `LISTEN` through the bridge's one session
- * (PGlite's own `listen` would run it beside the bridge, inside whatever transaction the bridge has open).
- *
- * @since 0.1.0
- * @category constructors
- */
-export const notificationsPglite = (pglite: PGlite, client: SqlClient.SqlClient): Context.Tag.Service<Notifications> => ({
-  listen: (channel) =>
-    Effect.gen(function*() {
-      const queue = yield* listenerQueue
-      yield* Effect.acquireRelease(
-        Effect.sync(() => pglite.onNotification((heard, payload) => heard === channel && Queue.unsafeOffer(queue, payload))),
-        (off) => Effect.sync(off)
-      )
-      // Never UNLISTENed: the session is shared, another listener may want the channel, and an unheard notification
-      // costs nothing.
-      yield* client`LISTEN ${client(channel)}`
-      return Stream.fromQueue(queue)
-    })
-})
+export type DatabaseServices =
+  | PgClient.PgClient
+  | SqlClient.SqlClient
+  | DatabaseInfo
+  | ReadClient
+  | TimedReadClient
+  | Notifications.Notifications
 
 /**
  * The client for reads that may be served by a PostgreSQL read replica (`DATABASE_READ_URL`): the market-data
@@ -178,17 +98,72 @@ export const notificationsPglite = (pglite: PGlite, client: SqlClient.SqlClient)
  */
 export class ReadClient extends Context.Tag("@service/storage/ReadClient")<ReadClient, SqlClient.SqlClient>() {}
 
+/**
+ * The {@link ReadClient}'s server with a statement timeout set when each connection opens
+ * (`SERVICE_STATEMENT_TIMEOUT_MS`, default 5000): for reads that must be cancelled rather than run long (counts,
+ * aggregates), with no statement or transaction per read to set it. Its own pool, connecting only when first used.
+ * On PGlite, which enforces no statement timeout (decision 0037), it is the read client itself and
+ * `timeoutMillis` is absent.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class TimedReadClient extends Context.Tag("@service/storage/TimedReadClient")<
+  TimedReadClient,
+  { readonly sql: SqlClient.SqlClient; readonly timeoutMillis: number | undefined }
+>() {}
+
+/**
+ * A client on `client`'s server and database whose connections cancel any statement after `millis`: a second
+ * pool, opened lazily, closed with the scope.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeTimed = (
+  client: PgClient.PgClient,
+  millis: number
+): Effect.Effect<Context.Tag.Service<TimedReadClient>, SqlError, Scope.Scope | Reactivity.Reactivity> =>
+  Effect.gen(function*() {
+    const config = client.config
+    const sql = yield* PgClient.fromPool({
+      acquire: Effect.acquireRelease(
+        Effect.sync(() => {
+          const pool = new Pg.Pool({
+            connectionString: config.url === undefined ? undefined : Redacted.value(config.url),
+            host: config.host,
+            port: config.port,
+            database: config.database,
+            user: config.username,
+            password: config.password === undefined ? undefined : Redacted.value(config.password),
+            ssl: config.ssl,
+            application_name: `${config.applicationName ?? "service"}-timed`,
+            // Sent in the startup packet: the session's statement_timeout from its first statement on.
+            statement_timeout: millis
+          })
+          // An idle client's error must not crash the process; the next query reports it.
+          pool.on("error", () => {})
+          return pool
+        }),
+        (pool) => closeQuietly("the timed read pool", () => pool.end())
+      )
+    })
+    return { sql, timeoutMillis: millis }
+  })
+
 const toContext = (
   client: PgClient.PgClient,
   info: Context.Tag.Service<DatabaseInfo>,
+  notifications: Context.Tag.Service<Notifications.Notifications>,
   read: SqlClient.SqlClient = client,
-  notifications: Context.Tag.Service<Notifications> = notificationsPg(client)
+  timed: Context.Tag.Service<TimedReadClient> = { sql: read, timeoutMillis: undefined }
 ): Context.Context<DatabaseServices> =>
   Context.make(PgClient.PgClient, client).pipe(
     Context.add(SqlClient.SqlClient, client),
     Context.add(DatabaseInfo, info),
     Context.add(ReadClient, read),
-    Context.add(Notifications, notifications)
+    Context.add(TimedReadClient, timed),
+    Context.add(Notifications.Notifications, notifications)
   )
 
 /**
@@ -205,18 +180,30 @@ export const layerPgWith = (options: {
   readonly url: Redacted.Redacted<string>
   /** A read replica for {@link ReadClient}: its own pool, checked at start-up like the primary. */
   readonly readUrl?: Redacted.Redacted<string> | undefined
+  /** The {@link TimedReadClient}'s timeout; default 5000. */
+  readonly statementTimeoutMillis?: number | undefined
 }): Layer.Layer<DatabaseServices, SqlError> =>
   Layer.scopedContext(
     Effect.gen(function*() {
       const client = yield* PgClient.make({ url: options.url })
+      const millis = options.statementTimeoutMillis ?? 5_000
       if (options.readUrl === undefined) {
-        return toContext(client, { kind: "postgres", description: describePostgres(client.config) })
+        return toContext(
+          client,
+          { kind: "postgres", description: describePostgres(client.config) },
+          Notifications.fromPg(client),
+          client,
+          yield* makeTimed(client, millis)
+        )
       }
       const read = yield* PgClient.make({ url: options.readUrl, applicationName: "service-read" })
       return toContext(
         client,
         { kind: "postgres", description: `${describePostgres(client.config)}, reads from ${describePostgres(read.config)}` },
-        read
+        // Notifications come from the primary, where every change is written.
+        Notifications.fromPg(client),
+        read,
+        yield* makeTimed(read, millis)
       )
     })
   ).pipe(Layer.provide(Reactivity.layer))
@@ -228,7 +215,10 @@ export const layerPgWith = (options: {
  * @category layers
  */
 export const layerPg: Layer.Layer<DatabaseServices, ConfigError.ConfigError | SqlError> = Layer.unwrapEffect(
-  Effect.map(Config.redacted("DATABASE_URL"), (url) => layerPgWith({ url }))
+  Effect.map(
+    Effect.all([Config.redacted("DATABASE_URL"), InternalConfig.statementTimeoutMillis]),
+    ([url, statementTimeoutMillis]) => layerPgWith({ url, statementTimeoutMillis })
+  )
 )
 
 /**
@@ -414,8 +404,8 @@ const openBridgePool = (pglite: PGlite): Effect.Effect<Pg.Pool, never, Scope.Sco
  * `createIfMissing: false` refuses a folder without a database instead of creating one.
  *
  * Caveats of the bridge: PGlite runs on the main thread and serialises everything over one
- * connection, so do not use `PgClient.listen`/`notify` (use {@link Notifications}) and do not hold `sql.reserve`
- * for long.
+ * connection, so do not use `PgClient.listen`/`notify` (the layer's `Notifications` listens through PGlite itself)
+ * and do not hold `sql.reserve` for long.
  *
  * @since 0.0.0
  * @category layers
@@ -429,7 +419,7 @@ export const layerPglite = (options: PgliteOptions = {}): Layer.Layer<DatabaseSe
       return toContext(client, {
         kind: "pglite",
         description: dataDir === undefined ? "PGlite (in memory)" : `PGlite in ${dataDir}`
-      }, client, notificationsPglite(pglite, client))
+      }, Notifications.fromPglite(pglite, client))
     })
   ).pipe(Layer.provide(Reactivity.layer))
 
@@ -460,7 +450,7 @@ export const layerPgliteFromDump = (
         try: async () => new Uint8Array(await (await pglite.dumpDataDir("none")).arrayBuffer()),
         catch: failed("Could not dump the embedded database")
       })
-      return toContext(client, { kind: "pglite", description: "PGlite (in memory)" }, client, notificationsPglite(pglite, client)).pipe(
+      return toContext(client, { kind: "pglite", description: "PGlite (in memory)" }, Notifications.fromPglite(pglite, client)).pipe(
         Context.add(PgliteDump, dumpFiles)
       )
     })
@@ -490,7 +480,11 @@ export const layerFromConfigWith = (
       const url = yield* InternalConfig.databaseUrl
       const readUrl = yield* InternalConfig.databaseReadUrl
       if (Option.isSome(url)) {
-        return layerPgWith({ url: url.value, readUrl: Option.getOrUndefined(readUrl) })
+        return layerPgWith({
+          url: url.value,
+          readUrl: Option.getOrUndefined(readUrl),
+          statementTimeoutMillis: yield* InternalConfig.statementTimeoutMillis
+        })
       }
       if (Option.isSome(readUrl)) {
         return Layer.fail(

@@ -34,6 +34,7 @@ import * as NodePath from "node:path"
 import * as Database from "./Database.js"
 import * as InternalConfig from "./internal/config.js"
 import * as Migrations from "./Migrations.js"
+import * as Notifications from "./Notifications.js"
 
 /**
  * A database engine tests can run against.
@@ -86,7 +87,8 @@ const connect = (adminUrl: Redacted.Redacted<string>, database: string) =>
       Context.add(SqlClient.SqlClient, client),
       Context.add(Database.DatabaseInfo, { kind: "postgres", description: `PostgreSQL test database ${database}` }),
       Context.add(Database.ReadClient, client),
-      Context.add(Database.Notifications, Database.notificationsPg(client))
+      Context.add(Database.TimedReadClient, yield* Database.makeTimed(client, 5_000)),
+      Context.add(Notifications.Notifications, Notifications.fromPg(client))
     )
   })
 

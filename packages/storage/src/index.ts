@@ -19,6 +19,13 @@ export * as Database from "./Database.js"
 export * as Migrations from "./Migrations.js"
 
 /**
+ * `LISTEN`/`NOTIFY` on both engines, for caches that forget what another node changed.
+ *
+ * @since 0.1.0
+ */
+export * as Notifications from "./Notifications.js"
+
+/**
  * Isolated databases for tests.
  *
  * @since 0.0.0

@@ -1,18 +1,20 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import type { TimedReadClient } from "@service/storage/Database"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import { type MarketDataRefusal, refuse } from "../MarketError.js"
 
 /**
- * How long one market-data statement may run before it is cancelled and answered with
- * `market_data_timeout`. PostgreSQL enforces it; embedded PGlite runs in one thread without timers and
- * ignores it (docs/decisions/0037-count-suppliers.md).
+ * A statement timeout other than the read client's own (`SERVICE_STATEMENT_TIMEOUT_MS`), for a test that needs
+ * one read cancelled at once: it is then set in a transaction of its own, the slow path. Absent by default.
+ * PostgreSQL enforces it; embedded PGlite runs in one thread without timers and ignores it
+ * (docs/decisions/0037-count-suppliers.md).
  */
 export class StatementTimeoutMillis extends Context.Reference<StatementTimeoutMillis>()(
   "@service/market-contract/StatementTimeoutMillis",
-  { defaultValue: () => 5_000 }
+  { defaultValue: (): number | undefined => undefined }
 ) {}
 
 // SQLSTATE 57014: query_canceled, what statement_timeout raises.
@@ -22,16 +24,24 @@ const isTimeout = (error: SqlError): boolean => {
 }
 
 /**
- * Runs `effect` in a transaction whose statements are cancelled after the statement timeout; a
- * cancellation becomes `market_data_timeout`, any other SQL failure stays a defect.
+ * Runs `query` on the timed read client, whose connections cancel a statement after the timeout they were opened
+ * with, so a read costs no extra statement or transaction (decision 0079); a cancellation becomes
+ * `market_data_timeout`, any other SQL failure stays a defect. `query` builds its statement on the client it is
+ * given; fragments built on the read client can be part of it (both compile alike).
  */
-export const withStatementTimeout = (sql: SqlClient.SqlClient) =>
-<A, R>(effect: Effect.Effect<A, SqlError, R>): Effect.Effect<A, MarketDataRefusal, R> =>
+export const withStatementTimeout = (market: {
+  readonly sql: SqlClient.SqlClient
+  readonly timed: Context.Tag.Service<TimedReadClient> | undefined
+}) =>
+<A, R>(query: (sql: SqlClient.SqlClient) => Effect.Effect<A, SqlError, R>): Effect.Effect<A, MarketDataRefusal, R> =>
   Effect.gen(function*() {
-    const millis = yield* StatementTimeoutMillis
-    return yield* sql.withTransaction(
-      Effect.zipRight(sql`SELECT set_config('statement_timeout', ${String(millis)}, true)`, effect)
-    ).pipe(
+    const override = yield* StatementTimeoutMillis
+    const millis = override ?? market.timed?.timeoutMillis ?? 5_000
+    const { sql } = market
+    const run = override !== undefined || market.timed === undefined
+      ? sql.withTransaction(Effect.zipRight(sql`SELECT set_config('statement_timeout', ${String(millis)}, true)`, query(sql)))
+      : query(market.timed.sql)
+    return yield* run.pipe(
       Effect.catchAll((error) =>
         isTimeout(error)
           ? Effect.fail(

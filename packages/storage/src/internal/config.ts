@@ -47,3 +47,14 @@ export const serviceDataDir: Config.Config<string> = Config.string("SERVICE_DATA
 export const testSnapshots: Config.Config<Option.Option<string>> = Config.option(Config.string("SERVICE_TEST_SNAPSHOTS")).pipe(
   Config.map(Option.filter((dir) => dir.trim().length > 0))
 )
+
+/**
+ * `SERVICE_STATEMENT_TIMEOUT_MS`, how long one timed read (counts, aggregates) may run on PostgreSQL before it is
+ * cancelled; default 5000.
+ *
+ * @internal
+ */
+export const statementTimeoutMillis: Config.Config<number> = Config.integer("SERVICE_STATEMENT_TIMEOUT_MS").pipe(
+  Config.withDefault(5_000),
+  Config.validate({ message: "SERVICE_STATEMENT_TIMEOUT_MS must be a positive number of milliseconds", validation: (n) => n > 0 })
+)
