@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import { Notifications } from "@service/storage/Notifications"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
@@ -130,6 +131,7 @@ const LoadRow = Schema.Struct({
 /** @since 0.1.0 @category constructors */
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const notifications = yield* Effect.serviceOption(Notifications)
 
   const registerSource = (source: SourceDefinition) =>
     sql`INSERT INTO market.sources (slug, label, publisher, licence, licensed_for_display, evidence_category)
@@ -286,6 +288,13 @@ export const make = Effect.gen(function*() {
       return yield* Publications.decodePublication(rows[0]).pipe(Effect.orDie)
     }).pipe(
       sql.withTransaction,
+      // Committed: this process's readers forget the old publication now; other nodes hear the trigger's NOTIFY.
+      Effect.tap(() =>
+        Option.match(notifications, {
+          onNone: () => Effect.void,
+          onSome: (n) => n.signal(Publications.channel, snapshotId)
+        })
+      ),
       // After the swap has committed: readers never wait on the clean-up.
       Effect.tap(() => collectRetired),
       Effect.tap(() => vacuum(snapshotId)),

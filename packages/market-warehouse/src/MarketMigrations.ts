@@ -9,6 +9,7 @@ import awardProcedureKey from "./migrations/0003_award_procedure_key.js"
 import riskSummaries from "./migrations/0004_risk_summaries.js"
 import readIndexes from "./migrations/0005_read_indexes.js"
 import awardMonthTotals from "./migrations/0006_award_month_totals.js"
+import publicationNotify from "./migrations/0007_publication_notify.js"
 
 /** @since 0.1.0 @category migrations */
 export const migrations = {
@@ -20,6 +21,7 @@ export const migrations = {
     "0003_award_procedure_key": awardProcedureKey,
     "0004_risk_summaries": riskSummaries,
     "0005_read_indexes": readIndexes,
-    "0006_award_month_totals": awardMonthTotals
+    "0006_award_month_totals": awardMonthTotals,
+    "0007_publication_notify": publicationNotify
   }
 } as const

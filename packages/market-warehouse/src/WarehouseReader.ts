@@ -7,13 +7,16 @@
  * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import { Notifications } from "@service/storage/Notifications"
 import * as Cache from "effect/Cache"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
-import type * as Option from "effect/Option"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 import type { EvidenceCategory } from "./EvidenceCategory.js"
 import type { RecordKind } from "./internal/kinds.js"
 import * as Publications from "./internal/publications.js"
@@ -67,12 +70,21 @@ export class WarehouseReader extends Context.Tag("@service/market-warehouse/Ware
 >() {}
 
 /**
+ * How long the active publication is held when no notification says it changed: the bound for a node whose
+ * `LISTEN` connection was lost, or that reads from a replica which had not yet replayed the publication when the
+ * notification arrived.
+ */
+const activeFallbackMillis = 10_000
+
+/**
  * A snapshot's coverage is written once, when it is published, and never changes: it is read once per
- * snapshot and held (the last few snapshots), so an answer's envelope costs no statement for it.
+ * snapshot and held (the last few snapshots), so an answer's envelope costs no statement for it. The active
+ * publication is held until a publication changes it (decision 0079): the snapshots table's trigger notifies every
+ * node, and `Corpus.publish` tells its own process at once; without `Notifications` it is read on every call.
  *
  * @since 0.1.0 @category constructors
  */
-export const make: Effect.Effect<Context.Tag.Service<WarehouseReader>, never, SqlClient.SqlClient> = Effect.gen(function*() {
+export const make: Effect.Effect<Context.Tag.Service<WarehouseReader>, never, SqlClient.SqlClient | Scope.Scope> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const coverage = yield* Cache.makeWith({
     capacity: 8,
@@ -80,12 +92,31 @@ export const make: Effect.Effect<Context.Tag.Service<WarehouseReader>, never, Sq
     // A failed read (an outage) is not held: the next call reads again.
     timeToLive: (exit) => (Exit.isSuccess(exit) ? Duration.infinity : Duration.zero)
   })
+  const read = Publications.active(sql)
+  const notifications = yield* Effect.serviceOption(Notifications)
+  let held: { readonly value: Option.Option<Publication>; readonly until: number } | undefined
+  // Bumped by every change: a read that ran across one may have seen the old publication, so it is not held.
+  let generation = 0
+  if (Option.isSome(notifications)) {
+    yield* notifications.value.subscribe(Publications.channel, () => {
+      generation++
+      held = undefined
+    })
+  }
+  const active = Option.isNone(notifications) ? read : Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    if (held !== undefined && held.until > now) return held.value
+    const started = generation
+    const value = yield* read
+    if (generation === started) held = { value, until: now + activeFallbackMillis }
+    return value
+  })
   return WarehouseReader.of({
-    active: Publications.active(sql),
+    active,
     loading: Publications.loading(sql),
     coverage: (snapshotId) => coverage.get(snapshotId)
   })
 })
 
 /** @since 0.1.0 @category layers */
-export const layer: Layer.Layer<WarehouseReader, never, SqlClient.SqlClient> = Layer.effect(WarehouseReader, make)
+export const layer: Layer.Layer<WarehouseReader, never, SqlClient.SqlClient> = Layer.scoped(WarehouseReader, make)

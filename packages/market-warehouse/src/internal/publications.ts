@@ -33,6 +33,9 @@ export const decodePublication = (row: unknown) =>
     Effect.map((r): Publication => ({ snapshotId: r.id, publishedAt: r.published_at, freshForSeconds: r.fresh_for_seconds }))
   )
 
+/** The channel a change of the active publication is notified on (the snapshots table's trigger, `Corpus.publish`). */
+export const channel = "market_publications"
+
 /** The one active publication, or none before the first publish. */
 export const active = (sql: SqlClient.SqlClient): Effect.Effect<Option.Option<Publication>> =>
   Effect.gen(function*() {
