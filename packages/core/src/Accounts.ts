@@ -16,6 +16,7 @@ import * as Schema from "effect/Schema"
 import { createHash, randomBytes } from "node:crypto"
 import { Unauthenticated } from "./AuthError.js"
 import { Authenticator } from "./Authenticator.js"
+import * as CredentialCache from "./CredentialCache.js"
 import { CredentialId, PersonId, WorkspaceId, WorkspaceSlug } from "./Ids.js"
 import { CredentialKind, Person, Principal, Role, Scope } from "./Principal.js"
 import { Workspace } from "./Workspace.js"
@@ -177,6 +178,7 @@ const prefixLength = 12
 
 const CredentialRow = Schema.Struct({
   last_used_at: Schema.NullOr(Schema.DateFromSelf),
+  expires_at: Schema.NullOr(Schema.DateFromSelf),
   credential_id: CredentialId,
   kind: CredentialKind,
   scopes: Schema.Array(Schema.String),
@@ -207,7 +209,7 @@ export const makeSql = Effect.gen(function*() {
       if (credential.kind === "session") return yield* new Unauthenticated()
       const now = new Date(yield* Clock.currentTimeMillis)
       const rows = yield* sql`
-        SELECT c.id AS credential_id, c.kind, c.scopes, c.last_used_at,
+        SELECT c.id AS credential_id, c.kind, c.scopes, c.last_used_at, c.expires_at,
                w.id AS workspace_id, w.slug AS workspace_slug, w.name AS workspace_name, w.test_of AS workspace_test_of,
                p.id AS person_id, p.display_name AS person_name, m.role AS member_role
         FROM core.credentials c
@@ -224,6 +226,7 @@ export const makeSql = Effect.gen(function*() {
       const row = yield* decodeCredentialRow(first).pipe(Effect.orDie)
       // A credential whose person left the workspace authenticates nobody.
       if (row.person_id !== null && row.member_role === null) return yield* new Unauthenticated()
+      yield* CredentialCache.validUntil(row.expires_at)
       if (row.last_used_at === null || now.getTime() - row.last_used_at.getTime() > lastUsedEveryMillis) {
         yield* sql`UPDATE core.credentials SET last_used_at = ${now} WHERE id = ${row.credential_id}`.pipe(Effect.orDie)
       }

@@ -9,6 +9,7 @@ import credits from "./migrations/0003_credits.js"
 import dropUsage from "./migrations/0004_drop_usage.js"
 import testWorkspaces from "./migrations/0005_test_workspaces.js"
 import keyListing from "./migrations/0006_key_listing.js"
+import credentialNotify from "./migrations/0007_credential_notify.js"
 
 /** @since 0.1.0 @category migrations */
 export const migrations = {
@@ -20,6 +21,7 @@ export const migrations = {
     "0003_credits": credits,
     "0004_drop_usage": dropUsage,
     "0005_test_workspaces": testWorkspaces,
-    "0006_key_listing": keyListing
+    "0006_key_listing": keyListing,
+    "0007_credential_notify": credentialNotify
   }
 } as const

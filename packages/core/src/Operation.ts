@@ -11,6 +11,7 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
+import * as CredentialCache from "./CredentialCache.js"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -776,6 +777,9 @@ export const execute = <R>(
     )
     // Served: the debit is not given up to an interruption that arrives now.
     if (metered) yield* Effect.uninterruptible(meter.settle(bill))
+    // A change this node has committed (a key revoked, a member removed) is seen by its very next request, before
+    // the credential tables' notification of it comes back (decision 0079).
+    if (!op.annotations.readOnly) yield* CredentialCache.signalChanged(op.name)
     return output
   }).pipe(
     Effect.annotateLogs({ operation: op.name, requestId: invocation.requestId }),

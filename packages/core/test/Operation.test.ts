@@ -1,4 +1,5 @@
 import { assert, describe, it, layer } from "@effect/vitest"
+import * as Notifications from "@service/storage/Notifications"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -11,10 +12,11 @@ import * as Redacted from "effect/Redacted"
 import { Accounts } from "../src/Accounts.js"
 import { Authenticator } from "../src/Authenticator.js"
 import * as CoreBundle from "../src/CoreBundle.js"
+import * as CredentialCache from "../src/CredentialCache.js"
 import { CredentialId, WorkspaceSlug } from "../src/Ids.js"
 import { Meter } from "../src/Meter.js"
 import * as Operation from "../src/Operation.js"
-import { Principal } from "../src/Principal.js"
+import { Principal, type Scope } from "../src/Principal.js"
 import * as Refusal from "../src/Refusal.js"
 import { RequestContext, RequestId } from "../src/RequestContext.js"
 
@@ -57,8 +59,13 @@ const Input = Schema.Struct({
   period: Schema.optional(Schema.Struct({ from_date: Schema.String, to_date: Schema.String }))
 })
 
-const echo = Operation.make({
-  name: "toy_echo",
+// The toy operation, as a read (echo) or, under another name, as a change.
+const makeToy = <const Name extends string>(
+  name: Name,
+  annotations: Operation.Annotations,
+  scopes: ReadonlyArray<Scope> = ["market_data:read", "context:read"]
+) => Operation.make({
+  name,
   title: "Echo",
   description: "Echoes a word.",
   input: Input,
@@ -66,8 +73,8 @@ const echo = Operation.make({
   output: Schema.Struct({ word: Schema.String, entrypoint: Schema.String }),
   refusals: codec,
   refuses: ["gone"],
-  scopes: ["market_data:read", "context:read"],
-  annotations: Operation.readOnly,
+  scopes,
+  annotations,
   metered: true,
   paginates: false,
   capability: {
@@ -85,6 +92,7 @@ const echo = Operation.make({
       return { word: input.word, entrypoint: context.entrypoint }
     })
 })
+const echo = makeToy("toy_echo", Operation.readOnly)
 
 const group = Operation.group({
   name: "toy",
@@ -179,6 +187,23 @@ for (const target of TestDatabase.targets()) {
       })
     const call = (principal: Principal, input: unknown) =>
       Operation.execute(echo, { principal, entrypoint: "mcp", requestId: RequestId.make("req_test_execute_01"), input, canonical: false })
+
+    it.scoped("a call that changes something tells this process's credential caches once it has succeeded; a read does not", () =>
+      Effect.gen(function*() {
+        const notifications = yield* Notifications.Notifications
+        const heard: Array<string> = []
+        yield* notifications.subscribe(CredentialCache.channel, (why) => heard.push(why))
+        const principal = yield* principalFor(["market_data:read", "topics:write"])
+        yield* call(principal, { word: "hola" })
+        assert.deepStrictEqual(heard, [])
+        const write = makeToy("toy_write", Operation.write, ["topics:write"])
+        const run = (word: string) =>
+          Operation.execute(write, { principal, entrypoint: "http", requestId: RequestId.make("req_test_execute_02"), input: { word }, canonical: true })
+        yield* Effect.either(run("gone"))
+        assert.deepStrictEqual(heard, [], "a refused change changed nothing")
+        yield* run("hola")
+        assert.deepStrictEqual(heard, ["toy_write"])
+      }))
 
     it.effect("runs with the request context and meters one unit per success", () =>
       Effect.gen(function*() {

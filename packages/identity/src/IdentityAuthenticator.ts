@@ -9,6 +9,7 @@
  */
 import { Unauthenticated } from "@service/core/AuthError"
 import { Authenticator, type PresentedCredential } from "@service/core/Authenticator"
+import * as CredentialCache from "@service/core/CredentialCache"
 import { CredentialId } from "@service/core/Ids"
 import { Principal, Scope } from "@service/core/Principal"
 import * as Effect from "effect/Effect"
@@ -50,11 +51,10 @@ export const make = Effect.gen(function*() {
 
   const session = (credential: PresentedCredential) =>
     Effect.gen(function*() {
-      if (credential.csrf !== undefined && !sessions.csrfMatches(credential.secret, Redacted.value(credential.csrf))) {
-        return yield* new Unauthenticated()
-      }
       const live = yield* sessions.open(credential.secret)
       if (Option.isNone(live)) return yield* new Unauthenticated()
+      // Sessions end at a fixed time (no sliding expiry): a held session is not served past it.
+      yield* CredentialCache.validUntil(live.value.expiresAt)
       const person = yield* people.find(live.value.personId)
       if (Option.isNone(person)) return yield* new Unauthenticated()
       const memberships = yield* people.memberships(live.value.personId)
@@ -74,9 +74,20 @@ export const make = Effect.gen(function*() {
       })
     }).pipe(Effect.withSpan("Authenticator.session"))
 
+  // The CSRF check is a computation on what the request carries, so it stays outside the cache: every request that
+  // changes something with a session is checked.
+  const csrfRefused = (credential: PresentedCredential) =>
+    credential.kind === "session" && credential.csrf !== undefined &&
+    !sessions.csrfMatches(credential.secret, Redacted.value(credential.csrf))
+
+  const cache = yield* CredentialCache.make()
+
   return Authenticator.of({
     authenticate: (credential) =>
-      credential.kind === "session" ? session(credential) : credential.kind === "bearer" ? bearer(credential) : keys.authenticate(credential),
+      csrfRefused(credential) ? new Unauthenticated() : cache.cached(
+        credential,
+        credential.kind === "session" ? session(credential) : credential.kind === "bearer" ? bearer(credential) : keys.authenticate(credential)
+      ),
     resourceMetadata: oauth.resourceMetadataUrl
   })
 })
@@ -86,4 +97,4 @@ export const make = Effect.gen(function*() {
  *
  * @since 0.1.0 @category layers
  */
-export const layer: Layer.Layer<Authenticator, never, Authenticator | Sessions | People | OAuthServer> = Layer.effect(Authenticator, make)
+export const layer: Layer.Layer<Authenticator, never, Authenticator | Sessions | People | OAuthServer> = Layer.scoped(Authenticator, make)

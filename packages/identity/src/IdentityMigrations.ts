@@ -6,6 +6,7 @@
  */
 import identity from "./migrations/0001_identity.js"
 import oauth from "./migrations/0002_oauth.js"
+import credentialNotify from "./migrations/0003_credential_notify.js"
 
 /** @since 0.1.0 @category migrations */
 export const migrations = {
@@ -13,6 +14,7 @@ export const migrations = {
   dependsOn: ["core"],
   migrations: {
     "0001_identity": identity,
-    "0002_oauth": oauth
+    "0002_oauth": oauth,
+    "0003_credential_notify": credentialNotify
   }
 } as const

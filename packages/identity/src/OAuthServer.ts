@@ -15,6 +15,7 @@
  * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as CredentialCache from "@service/core/CredentialCache"
 import { Crypto } from "@service/core/Crypto"
 import { PersonId, WorkspaceId } from "@service/core/Ids"
 import { corsOrigins, PublicAddress } from "@service/core/PublicAddress"
@@ -85,7 +86,8 @@ const AccessRow = Schema.Struct({
     grantId: Schema.optional(Schema.String)
   }),
   person_id: PersonId,
-  workspace_id: WorkspaceId
+  workspace_id: WorkspaceId,
+  expires_at: Schema.NullOr(Schema.DateFromSelf)
 })
 
 const isScope = Schema.is(Scope)
@@ -420,7 +422,7 @@ ${scopes.map((scope) => `<label><input type="checkbox" name="scope" value="${esc
     Effect.gen(function*() {
       const where = yield* urls
       const rows = yield* sql`
-        SELECT t.payload, g.person_id, g.workspace_id FROM identity.oauth_models t
+        SELECT t.payload, g.person_id, g.workspace_id, t.expires_at FROM identity.oauth_models t
         JOIN identity.oauth_grants g ON g.grant_id = t.grant_id AND g.revoked_at IS NULL
         WHERE t.model = 'AccessToken' AND t.id = ${OAuthStore.tokenHash(Redacted.value(token))} AND t.expires_at > now()
           AND NOT EXISTS (SELECT 1 FROM identity.oauth_models r WHERE r.model = 'RevokedGrant' AND r.id = t.grant_id)`.pipe(
@@ -432,6 +434,7 @@ ${scopes.map((scope) => `<label><input type="checkbox" name="scope" value="${esc
       const audience = typeof row.payload.aud === "string" ? [row.payload.aud] : row.payload.aud ?? []
       // RFC 8707: a token for the MCP endpoint does not open the REST API, nor the other way round.
       if (!audience.includes(where.resource(resource))) return Option.none<TokenGrant>()
+      yield* CredentialCache.validUntil(row.expires_at)
       return Option.some<TokenGrant>({
         grantId: row.payload.grantId ?? "",
         clientId: row.payload.clientId ?? "",

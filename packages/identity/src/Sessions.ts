@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as CredentialCache from "@service/core/CredentialCache"
 import { PersonId } from "@service/core/Ids"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -36,6 +37,7 @@ export interface Started {
 export interface Live {
   readonly id: string
   readonly personId: PersonId
+  readonly expiresAt: Date
 }
 
 /**
@@ -70,6 +72,7 @@ const seenEveryMillis = 5 * 60_000
  */
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const changed = yield* CredentialCache.signaller
 
   const start = (personId: PersonId) =>
     Effect.gen(function*() {
@@ -82,12 +85,17 @@ export const make = Effect.gen(function*() {
       return { id, secret: Redacted.make(secret), csrf: csrfOf(Redacted.make(secret)), expiresAt }
     })
 
-  const SessionRow = Schema.Struct({ id: Schema.String, person_id: PersonId, last_seen_at: Schema.DateFromSelf })
+  const SessionRow = Schema.Struct({
+    id: Schema.String,
+    person_id: PersonId,
+    last_seen_at: Schema.DateFromSelf,
+    expires_at: Schema.DateFromSelf
+  })
 
   const open = (secret: Redacted.Redacted<string>) =>
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
-      const rows = yield* sql`SELECT id, person_id, last_seen_at FROM identity.sessions
+      const rows = yield* sql`SELECT id, person_id, last_seen_at, expires_at FROM identity.sessions
         WHERE secret_sha256 = ${sha256(Redacted.value(secret))} AND revoked_at IS NULL AND expires_at > ${new Date(now)}`.pipe(
         Effect.flatMap(Schema.decodeUnknown(Schema.Array(SessionRow))),
         Effect.orDie
@@ -97,7 +105,7 @@ export const make = Effect.gen(function*() {
       if (now - row.last_seen_at.getTime() > seenEveryMillis) {
         yield* sql`UPDATE identity.sessions SET last_seen_at = ${new Date(now)} WHERE id = ${row.id}`.pipe(Effect.orDie)
       }
-      return Option.some<Live>({ id: row.id, personId: row.person_id })
+      return Option.some<Live>({ id: row.id, personId: row.person_id, expiresAt: row.expires_at })
     }).pipe(Effect.withSpan("Sessions.open"))
 
   const csrfMatches = (secret: Redacted.Redacted<string>, token: string) => {
@@ -106,14 +114,16 @@ export const make = Effect.gen(function*() {
     return want.length === got.length && timingSafeEqual(want, got)
   }
 
+  // Signing out is no operation (the kernel signals after those): this process's credential cache forgets now.
   const end = (secret: Redacted.Redacted<string>) =>
     sql`UPDATE identity.sessions SET revoked_at = now() WHERE secret_sha256 = ${sha256(Redacted.value(secret))} AND revoked_at IS NULL`.pipe(
-      Effect.asVoid,
+      Effect.zipRight(changed("session ended")),
       Effect.orDie
     )
 
   const endAllOf = (personId: PersonId) =>
     sql`UPDATE identity.sessions SET revoked_at = now() WHERE person_id = ${personId} AND revoked_at IS NULL RETURNING id`.pipe(
+      Effect.tap(changed("sessions ended")),
       Effect.map((rows) => rows.length),
       Effect.orDie
     )

@@ -6,6 +6,7 @@
  * grant leaves a tombstone that later token writes and every token lookup respect.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as CredentialCache from "@service/core/CredentialCache"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -36,6 +37,8 @@ export const revokeGrant = (grantId: string) =>
     yield* sql`DELETE FROM identity.oauth_models WHERE grant_id = ${grantId}`
     yield* sql`DELETE FROM identity.oauth_models WHERE model = 'Grant' AND id = ${grantId}`
     yield* sql`UPDATE identity.oauth_grants SET revoked_at = now() WHERE grant_id = ${grantId} AND revoked_at IS NULL`
+    // Each statement above has committed: this process's credential cache forgets the grant's tokens now.
+    yield* CredentialCache.signalChanged("grant revoked")
   }).pipe(Effect.orDie)
 
 /** The adapter class for `configuration.adapter`, running its SQL on `runtime`; `errors` are the library's. */
@@ -131,6 +134,7 @@ export const make = (runtime: Runtime.Runtime<SqlClient.SqlClient>, errors: type
       return run(Effect.gen(this, function*() {
         const sql = yield* SqlClient.SqlClient
         yield* sql`DELETE FROM identity.oauth_models WHERE model = ${this.model} AND id = ${this.key(id)}`
+        if (this.model === "AccessToken") yield* CredentialCache.signalChanged("token revoked")
       }).pipe(Effect.orDie))
     }
 
@@ -138,6 +142,7 @@ export const make = (runtime: Runtime.Runtime<SqlClient.SqlClient>, errors: type
       return run(Effect.gen(this, function*() {
         const sql = yield* SqlClient.SqlClient
         yield* sql`DELETE FROM identity.oauth_models WHERE model = ${this.model} AND grant_id = ${grantId}`
+        yield* CredentialCache.signalChanged("tokens revoked")
       }).pipe(Effect.orDie))
     }
   }
