@@ -15,6 +15,7 @@ import { ensureDemo } from "@service/server/Demo"
 import * as Server from "@service/server/Server"
 import * as Telemetry from "@service/server/Telemetry"
 import * as Database from "@service/storage/Database"
+import * as Migrations from "@service/storage/Migrations"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
@@ -184,6 +185,8 @@ const main = async () => {
   try {
     const address = await rt.runPromise(Effect.map(HttpServer.HttpServer, (s) => s.address))
     if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
+    // A corpus kept by an older checkout gets this checkout's migrations (its notification triggers among them).
+    await rt.runPromise(Migrations.run(App.migrations).pipe(quiet))
     await rt.runPromise(ensureDemo(Option.some(Redacted.make(KEY))).pipe(quiet))
     const url = `http://127.0.0.1:${address.port}/api/v1/workspaces/demo/market-data${path}`
     const warm = await runLoad(url, Math.min(500, requests))

@@ -18,18 +18,18 @@ import * as Erasure from "@service/core/Erasure"
 import * as LocalKeys from "@service/core/LocalKeys"
 import type * as Method from "@service/core/Method"
 import type * as Mount from "@service/core/Mount"
+import * as CoreNotifications from "@service/core/Notifications"
 import type * as Operation from "@service/core/Operation"
 import type * as OperatorCommand from "@service/core/OperatorCommand"
 import type * as Worker from "@service/core/Worker"
-import * as WorkQueue from "@service/core/WorkQueue"
 import * as DoorBundle from "@service/door/DoorBundle"
 import * as AddressGuard from "@service/events/AddressGuard"
 import * as EventsBundle from "@service/events/EventsBundle"
 import * as MarketBundle from "@service/market-contract/MarketBundle"
 import * as SavedSearchBundle from "@service/market-contract/SavedSearchBundle"
 import * as Database from "@service/storage/Database"
+import * as StorageNotifications from "@service/storage/Notifications"
 import * as Migrations from "@service/storage/Migrations"
-import * as Notifications from "@service/storage/Notifications"
 import type * as TestDatabase from "@service/storage/TestDatabase"
 import * as TopicsBundle from "@service/topics/TopicsBundle"
 import type * as ConfigError from "effect/ConfigError"
@@ -104,7 +104,7 @@ export const offlineOptions: Options = {
 }
 
 /** What the application layer gives the bundles from the platform, and the erasure it builds from them, beside their own services. */
-type Platform = Database.DatabaseServices | WorkQueue.Wakeups | Crypto | AddressGuard.AddressGuard | ContactProvider | Erasure.Erasure
+type Platform = Database.DatabaseServices | CoreNotifications.Notifications | Crypto | AddressGuard.AddressGuard | ContactProvider | Erasure.Erasure
 
 /**
  * An application's services over the platform: the bundles' services and the platform's, failing with `E`, needing
@@ -188,8 +188,9 @@ export function make(list: ReadonlyArray<Bundle.AnyBundle>): Application<never, 
       Layer.provideMerge(options?.addressGuard ?? AddressGuard.layerConfig),
       Layer.provideMerge(options?.contactProvider ?? SandboxProvider.layerConfig),
       Layer.provideMerge(crypto),
-      // Idle workers listen for rows becoming due through the database's own notifications.
-      Layer.provideMerge(Layer.effect(WorkQueue.Wakeups, Notifications.Notifications)),
+      // Caches and idle workers hear the database's notifications through core's port (decision 0016: storage
+      // does not depend on core, so the application connects the two).
+      Layer.provideMerge(Layer.effect(CoreNotifications.Notifications, StorageNotifications.Notifications)),
       Layer.provideMerge(database)
     )
   const layerFromConfig = (options?: { readonly createIfMissing?: boolean | undefined } & Options) =>

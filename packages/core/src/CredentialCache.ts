@@ -10,7 +10,7 @@
  *
  * @since 0.1.0
  */
-import { Notifications } from "@service/storage/Notifications"
+import { Notifications } from "./Notifications.js"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"

@@ -13,24 +13,22 @@
  * fenced the same way.
  *
  * Idle workers do not poll fast: every row that becomes due (inserted, requeued, given back) notifies the queue's
- * channel ({@link notifySql}, a trigger), and {@link WorkQueue.process} listens on it through {@link Wakeups} when
+ * channel ({@link notifySql}, a trigger), and {@link WorkQueue.process} listens on it through the database layer's `Notifications` when
  * the host provides it, in any process on the same database. Between notifications a worker sleeps until the next
  * row's due time or lease expiry, and at most its `idle` poll, the fallback for a notification never heard.
  *
  * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
+import { Notifications } from "./Notifications.js"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
-import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
-import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 
@@ -81,15 +79,6 @@ export const notifySql = (table: string): ReadonlyArray<string> => {
   ]
 }
 
-/**
- * How idle workers hear that rows became due: `LISTEN` on a channel, returning once it is in effect. The database
- * layers provide it (`@service/storage/Notifications`, the same shape); without it workers poll.
- *
- * @since 0.1.0 @category tags
- */
-export class Wakeups extends Context.Tag("@service/core/WorkQueue/Wakeups")<Wakeups, {
-  readonly listen: (channel: string) => Effect.Effect<Stream.Stream<string>, SqlError, Scope.Scope>
-}>() {}
 
 /** @since 0.1.0 @category models */
 export type State = "pending" | "running" | "done" | "dead"
@@ -171,7 +160,7 @@ export interface ProcessOptions<E, R, A = unknown> {
    */
   readonly transactional?: boolean | undefined
   /**
-   * The longest wait when nothing is due (default 1 second): with {@link Wakeups} a fallback poll, since a
+   * The longest wait when nothing is due (default 1 second): with notifications a fallback poll, since a
    * notification or the next row's due time ends the wait sooner.
    */
   readonly idle?: Duration.DurationInput | undefined
@@ -217,7 +206,7 @@ export interface WorkQueue {
   readonly drain: <E, R, A>(options: ProcessOptions<E, R, A>) => Effect.Effect<number, never, R>
   /**
    * Claims and handles rows for ever. When none is due it waits for a notification on the queue's channel (with
-   * {@link Wakeups}), the next row's due time or lease expiry, or `idle`, whichever comes first.
+   * notifications), the next row's due time or lease expiry, or `idle`, whichever comes first.
    */
   readonly process: <E, R, A>(options: ProcessOptions<E, R, A>) => Effect.Effect<never, never, R>
   /** When the next row is due or its lease runs out (epoch millis), if any row is pending or running. */
@@ -242,7 +231,7 @@ const NextRows = Schema.Array(Schema.Struct({ at: Schema.NullOr(Schema.Number) }
 export const make = (spec: Spec): Effect.Effect<WorkQueue, never, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const wakeups = yield* Effect.serviceOption(Wakeups)
+    const wakeups = yield* Effect.serviceOption(Notifications)
     const idColumn = spec.idColumn ?? "id"
     if (!identifier.test(spec.table) || !identifier.test(idColumn)) {
       return yield* Effect.dieMessage(`WorkQueue: ${spec.table}.${idColumn} is not a plain identifier`)

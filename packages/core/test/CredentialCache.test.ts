@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as Notifications from "@service/storage/Notifications"
+import * as StorageNotifications from "@service/storage/Notifications"
+import { Notifications } from "../src/Notifications.js"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -30,15 +31,15 @@ const key = (secret: string, more: Partial<PresentedCredential> = {}): Presented
 // A cache over this process's signals only, and a lookup that counts how often it runs.
 const setup = (seconds: number) =>
   Effect.gen(function*() {
-    const notifications = Notifications.localOnly()
-    const cache = yield* CredentialCache.make({ seconds }).pipe(Effect.provideService(Notifications.Notifications, notifications))
+    const notifications = StorageNotifications.localOnly()
+    const cache = yield* CredentialCache.make({ seconds }).pipe(Effect.provideService(Notifications, notifications))
     let lookups = 0
     const lookup = (valid = true, until: Date | null = null) =>
       Effect.suspend(() => {
         lookups++
         return valid ? Effect.as(CredentialCache.validUntil(until), principal) : new Unauthenticated()
       })
-    const changed = CredentialCache.signalChanged("test").pipe(Effect.provideService(Notifications.Notifications, notifications))
+    const changed = CredentialCache.signalChanged("test").pipe(Effect.provideService(Notifications, notifications))
     return { cache, lookup, lookups: () => lookups, changed }
   })
 

@@ -1,5 +1,6 @@
 import { assert, describe, it, layer } from "@effect/vitest"
-import * as Notifications from "@service/storage/Notifications"
+import * as CoreNotifications from "../src/Notifications.js"
+import * as StorageNotifications from "@service/storage/Notifications"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -168,6 +169,8 @@ describe("structural validation", () => {
 
 for (const target of TestDatabase.targets()) {
   const Env = CoreBundle.bundle.layer.pipe(
+    // The database's notifications under core's port, as App.layer connects them.
+    Layer.provideMerge(Layer.effect(CoreNotifications.Notifications, StorageNotifications.Notifications)),
     Layer.provideMerge(TestDatabase.withMigrations(target, CoreBundle.bundle.migrations))
   )
 
@@ -190,7 +193,7 @@ for (const target of TestDatabase.targets()) {
 
     it.scoped("a call that changes something tells this process's credential caches once it has succeeded; a read does not", () =>
       Effect.gen(function*() {
-        const notifications = yield* Notifications.Notifications
+        const notifications = yield* CoreNotifications.Notifications
         const heard: Array<string> = []
         yield* notifications.subscribe(CredentialCache.channel, (why) => heard.push(why))
         const principal = yield* principalFor(["market_data:read", "topics:write"])

@@ -1,6 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as CoreNotifications from "../src/Notifications.js"
+import * as StorageNotifications from "@service/storage/Notifications"
 import { assert, describe, layer } from "@effect/vitest"
-import * as Notifications from "@service/storage/Notifications"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
@@ -65,10 +66,12 @@ const applyIn = (table: Table) => (id: string) =>
 
 for (const target of TestDatabase.targets()) {
   describe(`WorkQueue on ${target.name}`, () => {
-    const database = TestDatabase.withMigrations(target, [migrations]).pipe(Layer.orDie)
-    // Workers hear their table's notifications as the application wires them.
-    const services = Layer.provideMerge(Layer.effect(WorkQueue.Wakeups, Notifications.Notifications), database)
-    layer(services, { timeout: "120 seconds" })((it) => {
+    // Workers hear their table's notifications through core's port, as App.layer connects it.
+    const database = Layer.effect(CoreNotifications.Notifications, StorageNotifications.Notifications).pipe(
+      Layer.provideMerge(TestDatabase.withMigrations(target, [migrations])),
+      Layer.orDie
+    )
+    layer(database, { timeout: "120 seconds" })((it) => {
       it.effect("claimRow leases only the row named, only when due; handle makes one attempt, also where the caller is uninterruptible", () =>
         Effect.gen(function*() {
           const queue = yield* WorkQueue.make(spec("own"))

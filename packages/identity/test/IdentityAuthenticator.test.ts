@@ -1,4 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as CoreNotifications from "@service/core/Notifications"
+import * as StorageNotifications from "@service/storage/Notifications"
 import { assert, layer } from "@effect/vitest"
 import * as Accounts from "@service/core/Accounts"
 import { Authenticator, type PresentedCredential } from "@service/core/Authenticator"
@@ -23,6 +25,8 @@ for (const target of TestDatabase.targets()) {
   const Env = IdentityBundle.layer.pipe(
     Layer.provideMerge(CoreBundle.bundle.layer),
     Layer.provideMerge(Crypto.layerTest),
+    // The database's notifications under core's port, as App.layer connects them.
+    Layer.provideMerge(Layer.effect(CoreNotifications.Notifications, StorageNotifications.Notifications)),
     Layer.provideMerge(TestDatabase.withMigrations(target, [...CoreBundle.bundle.migrations, IdentityMigrations.migrations]))
   )
 

@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Notifications } from "@service/storage/Notifications"
+import { Notifications } from "@service/core/Notifications"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"

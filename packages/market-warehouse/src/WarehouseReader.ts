@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Notifications } from "@service/storage/Notifications"
+import { Notifications } from "@service/core/Notifications"
 import * as Cache from "effect/Cache"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"

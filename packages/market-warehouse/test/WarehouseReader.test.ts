@@ -1,4 +1,6 @@
 import * as Reactivity from "@effect/experimental/Reactivity"
+import * as CoreNotifications from "@service/core/Notifications"
+import * as StorageNotifications from "@service/storage/Notifications"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { assert, layer } from "@effect/vitest"
@@ -23,6 +25,8 @@ const pause = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 
 for (const target of TestDatabase.targets()) {
   const Env = WarehouseLayer.layer.pipe(
     Layer.provideMerge(Crypto.layerTest),
+    // The database's notifications under core's port, as App.layer connects them.
+    Layer.provideMerge(Layer.effect(CoreNotifications.Notifications, StorageNotifications.Notifications)),
     Layer.provideMerge(TestDatabase.withMigrations(target, [CoreMigrations.migrations, MarketMigrations.migrations]))
   )
 
