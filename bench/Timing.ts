@@ -1,5 +1,6 @@
-// Helpers shared by the benchmarks: nearest-rank percentiles, a timed call that counts failures, and dropping a
-// throwaway database.
+// Helpers shared by the benchmarks: nearest-rank percentiles, a timed call that counts failures, dropping a
+// throwaway database, and counting the statements this process sends through `pg`.
+import pg from "pg"
 
 export interface Stats {
   readonly n: number
@@ -113,4 +114,23 @@ export const commitsSoFar = async (reader: StatsReader): Promise<number> => {
   const result = await reader.query("SELECT xact_commit::text AS n FROM pg_stat_database WHERE datname = current_database()")
   const row = result.rows[0]
   return typeof row === "object" && row !== null && "n" in row ? Number(row.n) : Number.NaN
+}
+
+/**
+ * Counts every query this process's `pg` clients send from now on (BEGIN, COMMIT and SAVEPOINT included), except
+ * those of the clients given to `exclude` (the benchmark's own): the server's statements when it runs in process.
+ */
+export const countPgStatements = () => {
+  const own = new WeakSet<pg.Client>()
+  let statements = 0
+  const driverQuery: Function = pg.Client.prototype.query
+  Object.defineProperty(pg.Client.prototype, "query", {
+    configurable: true,
+    writable: true,
+    value: function(this: pg.Client, ...args: Array<unknown>): unknown {
+      if (!own.has(this)) statements += 1
+      return Reflect.apply(driverQuery, this, args)
+    }
+  })
+  return { count: () => statements, exclude: (client: pg.Client) => own.add(client) }
 }

@@ -26,6 +26,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { randomBytes } from "node:crypto"
 import pg from "pg"
+import { countPgStatements } from "./Timing.js"
 
 const args = process.argv.slice(2)
 const requestsArg = args.indexOf("--requests")
@@ -53,13 +54,8 @@ const crypto = Crypto.layer({
 })
 const quiet = Logger.withMinimumLogLevel(LogLevel.Warning)
 
-// Every statement any pg client of this process sends.
-let statements = 0
-const query = pg.Client.prototype.query
-pg.Client.prototype.query = function(this: pg.Client, ...rest: Parameters<typeof query>) {
-  statements++
-  return Reflect.apply(query, this, rest)
-} as typeof query
+// Statements sent by this process's pg clients: the server's, and the few of the benchmark's own reads around them.
+const driver = countPgStatements()
 
 const main = async () => {
   const admin = new pg.Client({ connectionString: adminUrl })
@@ -107,10 +103,10 @@ const main = async () => {
     // right after it, with no request, and taken away.
     const window = async (body: () => Promise<void>) => {
       const commitsBefore = await commits()
-      const statementsBefore = statements
+      const statementsBefore = driver.count()
       const started = performance.now()
       await body()
-      const sent = statements - statementsBefore
+      const sent = driver.count() - statementsBefore
       const millis = performance.now() - started
       return { sent, committed: (await commits()) - commitsBefore, millis }
     }

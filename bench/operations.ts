@@ -48,7 +48,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { randomBytes } from "node:crypto"
 import pg from "pg"
-import { dropDatabase, measurePairs } from "./Timing.js"
+import { countPgStatements, dropDatabase, measurePairs } from "./Timing.js"
 
 const args = process.argv.slice(2)
 const option = (name: string): string | undefined => {
@@ -83,17 +83,7 @@ process.env["SERVICE_MONTHLY_INSIGHT_CREDITS"] = "100000000"
 process.env["SERVICE_EMBEDDED_WORKER"] = "false"
 
 // Statements the server sends: every query through the `pg` driver, minus those of the benchmark's own clients.
-const own = new WeakSet<pg.Client>()
-let statements = 0
-const driverQuery: Function = pg.Client.prototype.query
-Object.defineProperty(pg.Client.prototype, "query", {
-  configurable: true,
-  writable: true,
-  value: function(this: pg.Client, ...args: Array<unknown>): unknown {
-    if (!own.has(this)) statements += 1
-    return Reflect.apply(driverQuery, this, args)
-  }
-})
+const driver = countPgStatements()
 
 const database = existing ?? `bench_ops_${randomBytes(4).toString("hex")}`
 const benchUrl = (() => {
@@ -226,7 +216,7 @@ const check = async (c: Case) => {
 
 const main = async () => {
   const admin = new pg.Client({ connectionString: adminUrl })
-  own.add(admin)
+  driver.exclude(admin)
   await admin.connect()
   if (existing === undefined) {
     await admin.query(`CREATE DATABASE ${database}`)
@@ -235,7 +225,7 @@ const main = async () => {
     console.log(`database ${database} (already loaded)`)
   }
   const pool = new pg.Pool({ connectionString: benchUrl, max: 8 })
-  pool.on("connect", (client) => own.add(client))
+  pool.on("connect", (client) => driver.exclude(client))
   let dispose: () => Promise<void> = () => Promise.resolve()
   try {
     if (existing === undefined) await load()
@@ -598,11 +588,11 @@ const main = async () => {
     await pause(drain)
     const window = async (run: () => Promise<unknown>, n: number) => {
       const c0 = await commits()
-      const s0 = statements
+      const s0 = driver.count()
       const started = performance.now()
       for (let i = 0; i < n; i++) await run()
       await pause(drain)
-      return { statements: statements - s0, commits: (await commits()) - c0, ms: performance.now() - started }
+      return { statements: driver.count() - s0, commits: (await commits()) - c0, ms: performance.now() - started }
     }
     const countLines: Array<string> = []
     if (countRequests > 0) {

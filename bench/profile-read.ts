@@ -1,7 +1,7 @@
 // Where the server's CPU goes on a cheap metered read: the server in this process (Server.layer over App.app on
 // PostgreSQL), the load from a child process (so its fetch costs are not counted), the V8 CPU profile taken only
 // around the measured requests. Prints CPU ms per request (this process's user + system time over the requests),
-// commits and statements per request (pg_stat_database and pg_stat_statements-free driver counting), self time
+// commits and statements per request (pg_stat_database, and the queries sent through the pg driver), self time
 // by package and the top functions.
 //
 // Usage: DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \
@@ -28,6 +28,7 @@ import { randomBytes } from "node:crypto"
 import { readFileSync, writeFileSync } from "node:fs"
 import { Session } from "node:inspector/promises"
 import pg from "pg"
+import { countPgStatements } from "./Timing.js"
 
 const args = process.argv.slice(2)
 const option = (name: string): string | undefined => {
@@ -51,6 +52,8 @@ if (summarizeOnly === undefined && (database === undefined || !/^[a-z0-9_]+$/.te
 }
 process.env["SERVICE_RATE_LIMIT_PER_MINUTE"] = "100000000"
 process.env["SERVICE_MONTHLY_INSIGHT_CREDITS"] = "100000000"
+// No embedded worker: its idle polls would be counted as the requests' statements and commits.
+process.env["SERVICE_EMBEDDED_WORKER"] = "false"
 
 const benchUrl = (() => {
   const url = new URL(adminUrl ?? "postgres://127.0.0.1/")
@@ -65,13 +68,8 @@ const crypto = Crypto.layer({
 const quiet = Logger.withMinimumLogLevel(LogLevel.Warning)
 const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits })
 
-// Statements sent by this process's pg clients (the server's pool is the only pg user in this process during the load).
-let statements = 0
-const query = pg.Client.prototype.query
-pg.Client.prototype.query = function(this: pg.Client, ...rest: Parameters<typeof query>) {
-  statements++
-  return Reflect.apply(query, this, rest)
-} as typeof query
+// Statements sent by this process's pg clients: the server's, and the few of the benchmark's own reads around them.
+const driver = countPgStatements()
 
 // The load generator: a plain node process with keep-alive fetch, `concurrency` in flight.
 const loadScript = `
@@ -200,7 +198,7 @@ const main = async () => {
     await session.post("Profiler.enable")
     await session.post("Profiler.setSamplingInterval", { interval: 200 })
     const commitsBefore = await commits()
-    const statementsBefore = statements
+    const statementsBefore = driver.count()
     const cpuBefore = process.cpuUsage()
     await session.post("Profiler.start")
     const run = await runLoad(url, requests)
@@ -214,7 +212,7 @@ const main = async () => {
     console.log(`${requests} requests of POST ${path} ${body} at concurrency ${concurrency}: ${fmt(run.ms)} ms, ${fmt((requests * 1000) / run.ms)} requests/s, ${run.failed} failed`)
     console.log(`server CPU per request: ${fmt((cpu.user + cpu.system) / 1000 / requests, 2)} ms (user ${fmt(cpu.user / 1000 / requests, 2)}, system ${fmt(cpu.system / 1000 / requests, 2)})`)
     // The harness's own reads (two commits) are inside the window; they are subtracted.
-    console.log(`commits per request: ${perRequest(commitsAfter - commitsBefore - 2)}; statements per request: ${perRequest(statements - statementsBefore - 2)}`)
+    console.log(`commits per request: ${perRequest(commitsAfter - commitsBefore - 2)}; statements per request: ${perRequest(driver.count() - statementsBefore - 2)}`)
     if (out !== undefined) writeFileSync(out, JSON.stringify(profile))
     summarize(profile)
   } finally {
