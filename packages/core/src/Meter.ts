@@ -25,6 +25,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import * as WriteBehind from "./internal/writeBehind.js"
 
 /** How many ledger entries {@link Account} lists. */
 const historyLength = 50
@@ -241,7 +242,6 @@ export const makeSql = (options: {
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const interval = Duration.toMillis(options.flushEvery ?? Duration.millis(200))
-    const scope = yield* Effect.scope
 
     const credit = (workspaceId: string, credits: number) =>
       sql`INSERT INTO core.credit_balances (workspace_id, balance) VALUES (${workspaceId}, ${credits})
@@ -313,7 +313,7 @@ export const makeSql = (options: {
     // Writes every pending debit in one transaction: the balances locked in a fixed order, each call in the order
     // served debited while its workspace's balance covers it and recorded at 0 credits otherwise (the clamp: never
     // below zero, never more than was served), the balances and the ledger rows written in one statement each.
-    const write = Effect.gen(function*() {
+    const write = (schedule: Effect.Effect<void>) => Effect.gen(function*() {
       if (pending.length === 0) return
       const batch = pending
       pending = []
@@ -352,31 +352,13 @@ export const makeSql = (options: {
       for (const call of batch) owe(call.workspaceId, 0 - call.credits)
       for (const id of ids) known.set(id, { balance: written.right.get(id) ?? 0, at })
     })
-    const writer = yield* Effect.makeSemaphore(1)
-    const flushAll: Effect.Effect<void> = writer.withPermits(1)(write)
+    const { flush: flushAll, schedule } = yield* WriteBehind.make(Duration.millis(interval), write)
     // Inside a caller's transaction the debits would roll back with it, after they left memory: they wait for the
     // next write instead.
     const flush = Effect.flatMap(
       Effect.serviceOption(SqlClient.TransactionConnection),
       (enclosing) => Option.isSome(enclosing) ? Effect.void : flushAll
     )
-    // A write is scheduled by the first debit after the last write, not by a timer that runs forever: an idle node
-    // writes nothing, and a test clock moved by hours runs one write, not one per interval.
-    let scheduled = false
-    const schedule: Effect.Effect<void> = Effect.suspend(() => {
-      if (scheduled) return Effect.void
-      scheduled = true
-      // Only the wait can be interrupted (a caller's uninterruptible region would otherwise pass on to the fiber and
-      // hold the scope's end); a write once begun is finished.
-      return Effect.asVoid(Effect.forkIn(
-        Effect.uninterruptible(Effect.zipRight(Effect.interruptible(Effect.sleep(Duration.millis(interval))), Effect.suspend(() => {
-          scheduled = false
-          return flushAll
-        }))),
-        scope
-      ))
-    })
-    yield* Effect.addFinalizer(() => flushAll)
 
     // One statement, so one round trip and no transaction to open: the debit and its ledger row commit together or
     // not at all, and a balance below the price debits nothing (no id comes back).

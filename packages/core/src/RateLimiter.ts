@@ -21,6 +21,7 @@ import * as Duration from "effect/Duration"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import * as WriteBehind from "./internal/writeBehind.js"
 
 /**
  * Too many calls in the current window. `retryAfterSeconds` is when the next window opens.
@@ -95,28 +96,9 @@ export const makeSql = (
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const counters = new Map<string, Counter>()
-    const writer = yield* Effect.makeSemaphore(1)
     // Windows older than this one were deleted (by this node; any node's delete serves all).
     let cleared = 0
-    const scope = yield* Effect.scope
     const interval = options.flushEvery ?? Duration.millis(100)
-    // A write is scheduled by the first count after the last one, not by a timer that runs forever: an idle node
-    // writes nothing, and a test clock moved by hours runs one write, not one per interval.
-    let scheduled = false
-    const schedule: Effect.Effect<void> = Effect.suspend(() => {
-      if (scheduled) return Effect.void
-      scheduled = true
-      // Only the wait can be interrupted (a caller's uninterruptible region would otherwise pass on to the fiber and
-      // hold the scope's end); a write once begun is finished.
-      return Effect.asVoid(Effect.forkIn(
-        Effect.uninterruptible(Effect.zipRight(Effect.interruptible(Effect.sleep(interval)), Effect.suspend(() => {
-          scheduled = false
-          return flush
-        }))),
-        scope
-      ))
-    })
-
     const consume = (key: string) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => {
         const window = now - (now % WINDOW_MS)
@@ -133,7 +115,7 @@ export const makeSql = (
         return schedule
       })
 
-    const write = Effect.gen(function*() {
+    const write = (schedule: Effect.Effect<void>) => Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       const window = now - (now % WINDOW_MS)
       const batch: Array<readonly [string, Counter]> = []
@@ -176,8 +158,7 @@ export const makeSql = (
         counter.writing = 0
       }
     })
-    const flush: Effect.Effect<void> = writer.withPermits(1)(write)
-    yield* Effect.addFinalizer(() => flush)
+    const { flush, schedule } = yield* WriteBehind.make(interval, write)
 
     return RateLimiter.of({
       consume: (workspaceId) => Effect.withSpan(consume(workspaceId), "RateLimiter.consume"),
