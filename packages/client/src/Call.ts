@@ -247,4 +247,4 @@ export const call = (
         })
       )
     )
-  }).pipe(Effect.withSpan(`Client.${target.operation.name}`))
+  }).pipe(Effect.withSpan(`Client.${target.operation.name}`, { captureStackTrace: false }))

@@ -167,7 +167,7 @@ export const make = Effect.gen(function*() {
         expires_at: expiresAt,
         summary
       }
-    }).pipe(Effect.withSpan("Quotes.quote"))
+    }).pipe(Effect.withSpan("Quotes.quote", { captureStackTrace: false }))
 
   const openToken = (token: string) =>
     crypto.openJson(TOKEN_PURPOSE, token).pipe(

@@ -292,7 +292,7 @@ export const make = (options: Options = {}) =>
           Effect.catchTag("ProviderUnavailable", (e) => Effect.fail(new WorkQueue.RetryLater({ error: e.message })))
         )
         yield* settle(queue.extend(claim), row, new Map(answered.map((result) => [result.record_id, result])))
-      }).pipe(Effect.annotateLogs({ unlock: claim.id }), Effect.withSpan("Unlocks.research"))
+      }).pipe(Effect.annotateLogs({ unlock: claim.id }), Effect.withSpan("Unlocks.research", { captureStackTrace: false }))
 
     // After the last attempt: every debit back, every claim released, and an answer that says so.
     const onDead = (claim: WorkQueue.Claim, error: string) =>
@@ -464,7 +464,7 @@ export const make = (options: Options = {}) =>
         }
         yield* queue.handle(processOptions(worker), inserted.value)
         return yield* answer(unlockId, worker, false)
-      }).pipe(Effect.withSpan("Unlocks.unlock"))
+      }).pipe(Effect.withSpan("Unlocks.unlock", { captureStackTrace: false }))
 
     const resume = (worker: string) => queue.drain(processOptions(worker))
     const watch = (worker: string) => queue.process({ ...processOptions(worker), idle: Duration.seconds(5) })

@@ -245,7 +245,7 @@ export const makeSql = Effect.gen(function*() {
         scopes: row.scopes.filter(isScope),
         credential: { id: row.credential_id, kind: row.kind }
       })
-    }).pipe(Effect.withSpan("Authenticator.authenticate"))
+    }).pipe(Effect.withSpan("Authenticator.authenticate", { captureStackTrace: false }))
 
   const WorkspaceRow = Schema.Struct({ id: WorkspaceId, slug: WorkspaceSlug, name: Schema.String, testOf: Schema.NullOr(WorkspaceId) })
   const decodeWorkspace = Schema.decodeUnknown(WorkspaceRow)
@@ -354,7 +354,7 @@ export const makeSql = Effect.gen(function*() {
         scopes: input.scopes,
         personId: Option.fromNullable(input.personId)
       } satisfies IssuedCredential
-    }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Accounts.issueCredential"))
+    }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Accounts.issueCredential", { captureStackTrace: false }))
 
   const revokeCredential = (id: CredentialId) =>
     Effect.gen(function*() {

@@ -224,7 +224,7 @@ export const fromErasers = <R>(erasers: ReadonlyArray<Eraser<R>>): Effect.Effect
           const stores: Array<Redaction> = []
           for (const eraser of erasers) stores.push({ store: eraser.store, redacted: yield* eraser.erase(full, all) })
           return { stores }
-        }).pipe(Effect.provide(context), Effect.withSpan("Erasure.erase"))
+        }).pipe(Effect.provide(context), Effect.withSpan("Erasure.erase", { captureStackTrace: false }))
     }))
 
 /**

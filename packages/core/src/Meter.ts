@@ -385,7 +385,7 @@ export const makeSql = (options: {
           return yield* refuse(workspaceId, operation, requestId, credits, now, balance)
         }
         return { ledgerId, workspaceId, credits }
-      }).pipe(Effect.withSpan("Meter.charge"))
+      }).pipe(Effect.withSpan("Meter.charge", { captureStackTrace: false }))
 
     const refuse = (workspaceId: string, operation: string, requestId: string, credits: number, now: number, balance: number) =>
       Effect.gen(function*() {
@@ -404,14 +404,14 @@ export const makeSql = (options: {
         yield* flush
         const balance = (yield* balanceOf(workspaceId).pipe(Effect.orDie)) - (owed.get(workspaceId) ?? 0)
         if (balance < credits) return yield* refuse(workspaceId, operation, requestId, credits, now, balance)
-      }).pipe(Effect.withSpan("Meter.admit"))
+      }).pipe(Effect.withSpan("Meter.admit", { captureStackTrace: false }))
 
     const settle = (call: Parameters<Meter["Type"]["settle"]>[0]) =>
       Effect.suspend(() => {
         pending.push({ workspaceId: call.workspaceId, operation: call.operation, requestId: call.requestId, credits: call.credits })
         owe(call.workspaceId, call.credits)
         return schedule
-      }).pipe(Effect.withSpan("Meter.settle"))
+      }).pipe(Effect.withSpan("Meter.settle", { captureStackTrace: false }))
 
     const refund = (charge: Charge, note: string) =>
       sql.withTransaction(Effect.gen(function*() {
@@ -422,7 +422,7 @@ export const makeSql = (options: {
           RETURNING id::text AS id`.pipe(Effect.flatMap(decodeIds))
         if (refunded.length > 0) yield* credit(charge.workspaceId, charge.credits)
         known.delete(charge.workspaceId)
-      })).pipe(Effect.orDie, Effect.withSpan("Meter.refund"))
+      })).pipe(Effect.orDie, Effect.withSpan("Meter.refund", { captureStackTrace: false }))
 
     const usage = (workspaceId: string) =>
       Effect.zipRight(flush, sql`SELECT d.operation, to_char((d.created_at AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS day, count(*)::text AS units
@@ -443,7 +443,7 @@ export const makeSql = (options: {
           yield* credit(workspaceId, credits)
           known.delete(workspaceId)
         }))
-      ).pipe(Effect.orDie, Effect.withSpan("Meter.grant"))
+      ).pipe(Effect.orDie, Effect.withSpan("Meter.grant", { captureStackTrace: false }))
 
     const account = (workspaceId: string) =>
       Effect.gen(function*() {
@@ -489,14 +489,14 @@ export const makeSql = (options: {
           })),
           history
         }
-      }).pipe(Effect.orDie, Effect.withSpan("Meter.account"))
+      }).pipe(Effect.orDie, Effect.withSpan("Meter.account", { captureStackTrace: false }))
 
     const balance = (workspaceId: string) =>
       Effect.gen(function*() {
         yield* flush
         yield* ensureAllowance(workspaceId, yield* Clock.currentTimeMillis)
         return Math.max(0, (yield* balanceOf(workspaceId)) - (owed.get(workspaceId) ?? 0))
-      }).pipe(Effect.orDie, Effect.withSpan("Meter.balance"))
+      }).pipe(Effect.orDie, Effect.withSpan("Meter.balance", { captureStackTrace: false }))
 
     return Meter.of({ admit, settle, charge, refund, usage, grant, account, balance, flush })
   })

@@ -97,7 +97,7 @@ export const make = <P, I, R>(spec: Spec<P, I, R>): Method<Exclude<R, RequestCon
         )
       }).pipe(
         Effect.annotateLogs({ method: spec.method }),
-        Effect.withSpan("Method.run", { attributes: { method: spec.method } }),
+        Effect.withSpan("Method.run", { captureStackTrace: false, attributes: { method: spec.method } }),
         RequestContext.withFreshRequest("mcp")
       )
   }

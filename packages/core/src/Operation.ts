@@ -784,6 +784,7 @@ export const execute = <R>(
   }).pipe(
     Effect.annotateLogs({ operation: op.name, requestId: invocation.requestId }),
     Effect.withSpan(`Operation.${op.name}`, {
+      captureStackTrace: false,
       attributes: { operation: op.name, entrypoint: invocation.entrypoint, "request.id": invocation.requestId }
     })
   )

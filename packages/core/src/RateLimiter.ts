@@ -161,7 +161,7 @@ export const makeSql = (
     const { flush, schedule } = yield* WriteBehind.make(interval, write)
 
     return RateLimiter.of({
-      consume: (workspaceId) => Effect.withSpan(consume(workspaceId), "RateLimiter.consume"),
+      consume: (workspaceId) => Effect.withSpan(consume(workspaceId), "RateLimiter.consume", { captureStackTrace: false }),
       flush
     })
   })

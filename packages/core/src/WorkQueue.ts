@@ -285,7 +285,7 @@ export const make = (spec: Spec): Effect.Effect<WorkQueue, never, SqlClient.SqlC
           claims: rows.map((row): Claim => ({ id: row.id, attempt: row.attempt, worker })),
           dead: swept.map((row) => ({ claim: { id: row.id, attempt: row.attempt, worker: row.worker }, error: row.error }))
         }
-      }).pipe(Effect.orDie, Effect.withSpan("WorkQueue.claim", { attributes: { table: spec.table, worker } }))
+      }).pipe(Effect.orDie, Effect.withSpan("WorkQueue.claim", { captureStackTrace: false, attributes: { table: spec.table, worker } }))
 
     const claim = (worker: string, limit: number) => Effect.map(claimAndSweep(worker, limit), ({ claims }) => claims)
 
@@ -297,7 +297,7 @@ export const make = (spec: Spec): Effect.Effect<WorkQueue, never, SqlClient.SqlC
           WHERE ${id}::text = ${rowId} AND ${due(millis)} AND queue_attempts < ${maxAttempts}
           RETURNING ${id}::text AS id, queue_attempts AS attempt`.pipe(Effect.flatMap(Schema.decodeUnknown(ClaimRows)), Effect.orDie)
         return Option.map(Option.fromNullable(rows[0]), (row): Claim => ({ id: row.id, attempt: row.attempt, worker }))
-      }).pipe(Effect.withSpan("WorkQueue.claimRow", { attributes: { table: spec.table, worker } }))
+      }).pipe(Effect.withSpan("WorkQueue.claimRow", { captureStackTrace: false, attributes: { table: spec.table, worker } }))
 
     const complete = (claim: Claim) =>
       sql`UPDATE ${table} SET queue_state = 'done', queue_lease_until = NULL, queue_last_error = NULL
@@ -388,7 +388,7 @@ export const make = (spec: Spec): Effect.Effect<WorkQueue, never, SqlClient.SqlC
         }),
         // Asked to stop mid-attempt: give the row back rather than wait for its lease to expire.
         Effect.onInterrupt(() => release(claimed)),
-        Effect.withSpan("WorkQueue.attempt", { attributes: { table: spec.table, id: claimed.id, attempt: claimed.attempt } })
+        Effect.withSpan("WorkQueue.attempt", { captureStackTrace: false, attributes: { table: spec.table, id: claimed.id, attempt: claimed.attempt } })
       )
     }
 

@@ -104,7 +104,7 @@ export const supervise = <R>(worker: Worker<R>, context: Context): Effect.Effect
     Effect.repeat(restartSchedule),
     Effect.zipRight(Effect.never),
     Effect.annotateLogs({ worker: worker.name }),
-    Effect.withSpan(`Worker.${worker.name}`)
+    Effect.withSpan(`Worker.${worker.name}`, { captureStackTrace: false })
   )
 
 /** @since 0.1.0 @category models */

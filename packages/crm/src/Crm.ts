@@ -482,7 +482,7 @@ export const make = Effect.gen(function*() {
       const contact = rows[0]
       if (contact === undefined) return yield* Effect.dieMessage("UPDATE returned no contact")
       return ContactOutcome.Updated({ contact, changed, company })
-    }).pipe(sql.withTransaction, Effect.orDie, Effect.withSpan("Crm.applyContact"))
+    }).pipe(sql.withTransaction, Effect.orDie, Effect.withSpan("Crm.applyContact", { captureStackTrace: false }))
 
   const erase = (workspaceId: string, contactId: string) =>
     Effect.gen(function*() {
@@ -496,7 +496,7 @@ export const make = Effect.gen(function*() {
       }
       yield* sql`UPDATE crm.contacts SET name = NULL, email = NULL, phone = NULL, role = NULL, website = NULL,
           erased_at = ${at}, updated_at = ${at} WHERE id = ${contactId}`.pipe(Effect.orDie)
-    }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Crm.erase"))
+    }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Crm.erase", { captureStackTrace: false }))
 
   const createPipeline = (
     workspaceId: string,

@@ -152,7 +152,7 @@ export const make = Effect.gen(function*() {
         arrivals: yield* withTrails(input.workspaceId, page),
         nextCursor: rows.length > limit && last !== undefined ? encodeCursor(last) : null
       }
-    }).pipe(Effect.withSpan("Arrivals.list"))
+    }).pipe(Effect.withSpan("Arrivals.list", { captureStackTrace: false }))
 
   const get = (workspaceId: string, id: string) =>
     Effect.gen(function*() {
@@ -161,7 +161,7 @@ export const make = Effect.gen(function*() {
         Effect.orDie
       )
       return Option.fromNullable((yield* withTrails(workspaceId, rows))[0])
-    }).pipe(Effect.withSpan("Arrivals.get"))
+    }).pipe(Effect.withSpan("Arrivals.get", { captureStackTrace: false }))
 
   return Arrivals.of({ list, get })
 })

@@ -651,7 +651,7 @@ export const make = Effect.gen(function*() {
       const view = reachable.value
       if (view.source.type === "cloudevents") return yield* receiveCloudEvent(view, request, now)
       return yield* receiveWebhook(view, request, verifyWebhook(view, request, now), null)
-    }).pipe(Effect.withSpan("Intake.receive", { attributes: { sourceId } }))
+    }).pipe(Effect.withSpan("Intake.receive", { captureStackTrace: false, attributes: { sourceId } }))
 
   const receiveAddress = (sourceId: string, token: string, request: DoorRequest): Effect.Effect<Receipt, DoorRefusal> =>
     Effect.gen(function*() {
@@ -666,7 +666,7 @@ export const make = Effect.gen(function*() {
       if (Option.isNone(reachable)) return yield* Effect.fail(invalidSignature())
       const verified = matches ? Either.right({ webhookId: null }) : Either.left(invalidSignature())
       return yield* receiveWebhook(reachable.value, request, verified, matches ? token : null)
-    }).pipe(Effect.withSpan("Intake.receiveAddress", { attributes: { sourceId } }))
+    }).pipe(Effect.withSpan("Intake.receiveAddress", { captureStackTrace: false, attributes: { sourceId } }))
 
   const arrival = (workspaceId: string, id: string) =>
     sql`SELECT ${sql.literal(arrivalColumns)} FROM door.arrivals WHERE workspace_id = ${workspaceId} AND id = ${id}`.pipe(
@@ -883,7 +883,7 @@ export const make = Effect.gen(function*() {
       }
       const result: ReprocessCounts = counts
       return result
-    }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Intake.reprocess", { attributes: { sourceId } }))
+    }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Intake.reprocess", { captureStackTrace: false, attributes: { sourceId } }))
 
   // In batches, each its own short statement on the partial index of what is still kept, oldest first. A row
   // another worker is purging (or the queue holds) is skipped, not waited for: it is purged by whoever holds it, or
@@ -903,7 +903,7 @@ export const make = Effect.gen(function*() {
       WHERE id IN (SELECT id FROM door.sources WHERE example IS NOT NULL AND example_at < ${cutoff} FOR UPDATE SKIP LOCKED)
       RETURNING id`.pipe(Effect.orDie)
     return purged + examples.length
-  }).pipe(Effect.withSpan("Intake.purgeExpired"))
+  }).pipe(Effect.withSpan("Intake.purgeExpired", { captureStackTrace: false }))
 
   // Every worker runs it; the statement is idempotent, so several workers at once do no harm.
   const retention = Effect.forever(Effect.zipRight(purgeExpired, Effect.sleep(Duration.hours(1))))

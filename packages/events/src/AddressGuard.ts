@@ -290,7 +290,7 @@ const checkWith = (policy: Policy, resolve: Resolve) => (text: string): Effect.E
       return yield* rejected("blocked_address", `${where} in a range deliveries may not reach: ${label}.`)
     }
     return { url, hostname, addresses: judged.right }
-  }).pipe(Effect.withSpan("AddressGuard.check"))
+  }).pipe(Effect.withSpan("AddressGuard.check", { captureStackTrace: false }))
 
 // -----------------------------------------------------------------------------
 // Constructors and layers

@@ -390,7 +390,7 @@ export const make = (options?: Options) =>
             })
           }
         }
-      }).pipe(Effect.withSpan("Delivery.attempt", { attributes: { id: claim.id, attempt: claim.attempt } }))
+      }).pipe(Effect.withSpan("Delivery.attempt", { captureStackTrace: false, attributes: { id: claim.id, attempt: claim.attempt } }))
 
     const processOptions = (worker: string, idle?: Duration.DurationInput) => ({
       worker,

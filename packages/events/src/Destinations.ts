@@ -298,7 +298,7 @@ export const make = Effect.gen(function*() {
           WHERE id = ${id}`.pipe(Effect.orDie)
       })).pipe(Effect.orDie)
       return { id, refreshBefore: expires, cursor: null, truncated: false }
-    }).pipe(Effect.withSpan("Destinations.subscribe", { attributes: { name: request.name } }))
+    }).pipe(Effect.withSpan("Destinations.subscribe", { captureStackTrace: false, attributes: { name: request.name } }))
 
   const unsubscribe = (principal: Principal, request: UnsubscribeRequest) =>
     Effect.gen(function*() {
@@ -311,7 +311,7 @@ export const make = Effect.gen(function*() {
       yield* sql`UPDATE events.destinations SET state = 'stopped', state_reason = 'unsubscribed', state_at = ${iso(at)}::timestamptz,
           updated_at = ${iso(at)}::timestamptz
         WHERE id = ${id} AND workspace_id = ${principal.workspace.id} AND state <> 'stopped'`.pipe(Effect.orDie)
-    }).pipe(Effect.withSpan("Destinations.unsubscribe"))
+    }).pipe(Effect.withSpan("Destinations.unsubscribe", { captureStackTrace: false }))
 
   const refuseDestination = (reason: DestinationRefused["reason"], message: string) => Effect.fail(new DestinationRefused({ reason, message }))
 
@@ -333,7 +333,7 @@ export const make = Effect.gen(function*() {
           ARRAY(SELECT e.value FROM jsonb_array_elements_text(${JSON.stringify([...new Set(request.events)])}::jsonb) AS e(value))::text[],
           ${request.subject ?? null}, ${sealed}, 'active', ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz)`.pipe(Effect.orDie)
       return { id, secret }
-    }).pipe(Effect.withSpan("Destinations.create"))
+    }).pipe(Effect.withSpan("Destinations.create", { captureStackTrace: false }))
 
   const stop = (workspaceId: string, id: string) =>
     Effect.gen(function*() {
@@ -358,7 +358,7 @@ export const make = Effect.gen(function*() {
           AND l.occurred_at >= ${window.from}::timestamptz AND l.occurred_at < ${window.to}::timestamptz
         RETURNING id`.pipe(Effect.orDie)
       return rows.length
-    }).pipe(Effect.withSpan("Destinations.replay"))
+    }).pipe(Effect.withSpan("Destinations.replay", { captureStackTrace: false }))
 
   return Destinations.of({ subscribe, unsubscribe, subscriptionId, create, stop, replay })
 })

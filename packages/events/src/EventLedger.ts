@@ -97,7 +97,7 @@ export const make = Effect.gen(function*() {
       // The entry and its deliveries commit together (a savepoint inside the caller's transaction).
       sql.withTransaction,
       Effect.orDie,
-      Effect.withSpan("EventLedger.record", { attributes: { name: input.name } })
+      Effect.withSpan("EventLedger.record", { captureStackTrace: false, attributes: { name: input.name } })
     )
 
   const read = (input: {

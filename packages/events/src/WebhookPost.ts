@@ -268,7 +268,7 @@ export const send = (input: SendInput, options?: Options): Effect.Effect<Outcome
           ? RetryLater.make({ reason: "connection", detail: "unresolvable" })
           : Rejected.make({ rule: exchange.error.rule, message: exchange.error.message })
     }
-  }).pipe(Effect.withSpan("WebhookPost.send"))
+  }).pipe(Effect.withSpan("WebhookPost.send", { captureStackTrace: false }))
 
 // -----------------------------------------------------------------------------
 // Address verification
@@ -402,4 +402,4 @@ export const verifyEndpoint = (
       case "Refused":
         return exchange.error
     }
-  }).pipe(Effect.withSpan("WebhookPost.verifyEndpoint"))
+  }).pipe(Effect.withSpan("WebhookPost.verifyEndpoint", { captureStackTrace: false }))

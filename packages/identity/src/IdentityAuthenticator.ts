@@ -47,7 +47,7 @@ export const make = Effect.gen(function*() {
         scopes: [...grant.value.scopes],
         credential: { id: CredentialId.make(grant.value.grantId), kind: "bearer" }
       })
-    }).pipe(Effect.withSpan("Authenticator.bearer"))
+    }).pipe(Effect.withSpan("Authenticator.bearer", { captureStackTrace: false }))
 
   const session = (credential: PresentedCredential) =>
     Effect.gen(function*() {
@@ -72,7 +72,7 @@ export const make = Effect.gen(function*() {
         scopes: [...sessionScopes],
         credential: { id: CredentialId.make(live.value.id), kind: "session" }
       })
-    }).pipe(Effect.withSpan("Authenticator.session"))
+    }).pipe(Effect.withSpan("Authenticator.session", { captureStackTrace: false }))
 
   // The CSRF check is a computation on what the request carries, so it stays outside the cache: every request that
   // changes something with a session is checked.

@@ -143,7 +143,7 @@ export const make = Effect.gen(function*() {
       const row = rows[0]
       if (row === undefined) return yield* Effect.dieMessage("the invitation just made is not there")
       return { invitation: invitationOf(row), token: Redacted.make(token) }
-    }).pipe(sql.withTransaction, Effect.orDie, Effect.withSpan("Invitations.create"))
+    }).pipe(sql.withTransaction, Effect.orDie, Effect.withSpan("Invitations.create", { captureStackTrace: false }))
 
   const list = (workspaceId: WorkspaceId) =>
     sql`SELECT ${columns} FROM identity.invitations i JOIN core.workspaces w ON w.id = i.workspace_id
@@ -195,7 +195,7 @@ export const make = Effect.gen(function*() {
       }
       yield* sql`UPDATE identity.invitations SET accepted_at = ${new Date(now)}, accepted_by = ${person.id} WHERE id = ${row.id}`.pipe(Effect.orDie)
       return invitationOf({ ...row, accepted_at: new Date(now) })
-    }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Invitations.accept"))
+    }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Invitations.accept", { captureStackTrace: false }))
 
   return Invitations.of({ create, list, revoke, open, accept })
 })

@@ -442,7 +442,7 @@ ${scopes.map((scope) => `<label><input type="checkbox" name="scope" value="${esc
         workspaceId: row.workspace_id,
         scopes: (row.payload.scope ?? "").split(" ").filter(isScope)
       })
-    }).pipe(Effect.withSpan("OAuthServer.accessToken"))
+    }).pipe(Effect.withSpan("OAuthServer.accessToken", { captureStackTrace: false }))
 
   const resourceMetadata = (resource: Resource) =>
     Effect.map(urls, (where) => ({

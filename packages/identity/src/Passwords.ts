@@ -74,7 +74,7 @@ export const make = (cost: Cost) => {
       return `$scrypt$ln=${cost.logN},r=${cost.r},p=${cost.p}$${salt.toString("base64").replace(/=+$/, "")}$${
         key.toString("base64").replace(/=+$/, "")
       }`
-    }).pipe(Effect.withSpan("Passwords.hash"))
+    }).pipe(Effect.withSpan("Passwords.hash", { captureStackTrace: false }))
 
   const verify = (password: Redacted.Redacted<string>, stored: string) =>
     Effect.gen(function*() {
@@ -87,7 +87,7 @@ export const make = (cost: Cost) => {
       const want = Buffer.from(expected ?? "", "base64")
       const key = yield* derive(Redacted.value(password), Buffer.from(salt ?? "", "base64"), storedCost)
       return want.length === key.length && timingSafeEqual(want, key)
-    }).pipe(Effect.withSpan("Passwords.verify"))
+    }).pipe(Effect.withSpan("Passwords.verify", { captureStackTrace: false }))
 
   const waste = (password: Redacted.Redacted<string>) => Effect.asVoid(derive(Redacted.value(password), randomBytes(saltLength), cost))
 

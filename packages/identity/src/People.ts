@@ -185,7 +185,7 @@ export const make = Effect.gen(function*() {
       )
       yield* sql`INSERT INTO identity.passwords (person_id, hash) VALUES (${person.id}, ${hash})`.pipe(Effect.orDie)
       return { person: new Someone({ id: person.id, name: person.displayName, email: input.email }), password, generated }
-    }).pipe(Effect.withSpan("People.create"))
+    }).pipe(Effect.withSpan("People.create", { captureStackTrace: false }))
 
   const setEmail = (personId: PersonId, email: Email) =>
     Effect.gen(function*() {
@@ -232,7 +232,7 @@ export const make = Effect.gen(function*() {
       }
       if (failure !== undefined) yield* sql`DELETE FROM identity.sign_in_failures WHERE email = ${email}`.pipe(Effect.orDie)
       return new Someone({ id: row.id, name: row.name, email: row.email })
-    }).pipe(Effect.withSpan("People.signIn"))
+    }).pipe(Effect.withSpan("People.signIn", { captureStackTrace: false }))
 
   const memberships = (personId: PersonId) =>
     sql`SELECT w.id, w.slug, w.name, w.test_of, m.role FROM core.members m JOIN core.workspaces w ON w.id = m.workspace_id

@@ -106,7 +106,7 @@ export const make = Effect.gen(function*() {
         yield* sql`UPDATE identity.sessions SET last_seen_at = ${new Date(now)} WHERE id = ${row.id}`.pipe(Effect.orDie)
       }
       return Option.some<Live>({ id: row.id, personId: row.person_id, expiresAt: row.expires_at })
-    }).pipe(Effect.withSpan("Sessions.open"))
+    }).pipe(Effect.withSpan("Sessions.open", { captureStackTrace: false }))
 
   const csrfMatches = (secret: Redacted.Redacted<string>, token: string) => {
     const want = Buffer.from(csrfOf(secret))

@@ -407,7 +407,7 @@ export const aggregateAwardGroups = (
       rowsExamined: fetched.length,
       truncated: page.hasMore
     })
-  }).pipe(Effect.withSpan("AwardAggregates.aggregateAwardGroups"))
+  }).pipe(Effect.withSpan("AwardAggregates.aggregateAwardGroups", { captureStackTrace: false }))
 
 /** @since 0.1.0 @category operations */
 export const aggregateAwards = kit.make({

@@ -584,7 +584,7 @@ export const searchAwardRows = (
       rowsExamined,
       truncated: page.hasMore
     })
-  }).pipe(Effect.withSpan("Awards.searchAwards"))
+  }).pipe(Effect.withSpan("Awards.searchAwards", { captureStackTrace: false }))
 
 // -----------------------------------------------------------------------------
 // get_supplier_history
@@ -690,7 +690,7 @@ export const readSupplierHistory = (
       rowsExamined: fetched + pairs.reduce((sum, p) => sum + p.n, 0),
       truncated: page.hasMore
     })
-  }).pipe(Effect.withSpan("Awards.getSupplierHistory"))
+  }).pipe(Effect.withSpan("Awards.getSupplierHistory", { captureStackTrace: false }))
 
 // -----------------------------------------------------------------------------
 // Declarations

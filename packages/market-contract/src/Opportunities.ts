@@ -716,7 +716,7 @@ export const search = (
       rowsExamined,
       truncated: page.hasMore
     })
-  }).pipe(Effect.withSpan("Opportunities.search"))
+  }).pipe(Effect.withSpan("Opportunities.search", { captureStackTrace: false }))
 
 /**
  * get_opportunity: the procedure a record_ref names (by the id it was sealed with or, after a republish, by
@@ -775,7 +775,7 @@ export const get = (
       rowsExamined: 1 + awardRows.length,
       truncated: awardRows.length > MAX_NESTED_AWARDS
     })
-  }).pipe(Effect.withSpan("Opportunities.get"))
+  }).pipe(Effect.withSpan("Opportunities.get", { captureStackTrace: false }))
 
 // -----------------------------------------------------------------------------
 // Declarations

@@ -334,7 +334,7 @@ export const search = (
       rowsExamined: fetched.length,
       truncated: page.hasMore
     })
-  }).pipe(Effect.withSpan("Permits.search"))
+  }).pipe(Effect.withSpan("Permits.search", { captureStackTrace: false }))
 
 /** @since 0.1.0 @category operations */
 export const searchPermits = kit.make({

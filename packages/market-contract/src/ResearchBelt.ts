@@ -131,7 +131,7 @@ export const make = Effect.gen(function*() {
           }
         }
       })
-    }).pipe(Effect.withSpan("ResearchBelt.openSuppliers"))
+    }).pipe(Effect.withSpan("ResearchBelt.openSuppliers", { captureStackTrace: false }))
 
   return ResearchBelt.of({ openSuppliers })
 })

@@ -467,7 +467,7 @@ export const searchRiskMarks = (
       rowsExamined: fetched.length,
       truncated: page.hasMore
     })
-  }).pipe(Effect.withSpan("Risks.searchRisks"))
+  }).pipe(Effect.withSpan("Risks.searchRisks", { captureStackTrace: false }))
 
 /**
  * Rule 10: the corpus declares an effective risks source when the administrative_risk coverage is licensed
@@ -536,7 +536,7 @@ export const screenRiskMarks = (
       empty: projected.length === 0,
       rowsExamined: fetched.length
     })
-  }).pipe(Effect.withSpan("Risks.screenRisks"))
+  }).pipe(Effect.withSpan("Risks.screenRisks", { captureStackTrace: false }))
 
 // -----------------------------------------------------------------------------
 // Declarations

@@ -275,7 +275,7 @@ export const make = Effect.gen(function*() {
       const row = rows[0]
       if (row === undefined) return yield* Effect.dieMessage(`SavedSearches: ${id} was not stored`)
       return toView(row)
-    }).pipe(Effect.withSpan("SavedSearches.create", { attributes: { kind: request.kind } }))
+    }).pipe(Effect.withSpan("SavedSearches.create", { captureStackTrace: false, attributes: { kind: request.kind } }))
 
   const list = (workspaceId: string) =>
     sql`SELECT ${sql.literal(columns)} FROM alerts.saved_searches WHERE workspace_id = ${workspaceId} AND deleted_at IS NULL
@@ -358,7 +358,7 @@ export const make = Effect.gen(function*() {
     let alerted = 0
     for (const row of due) if (yield* withFreshRequest("belt")(checkOne(row, publication))) alerted++
     return alerted
-  }).pipe(Effect.withSpan("SavedSearches.check"))
+  }).pipe(Effect.withSpan("SavedSearches.check", { captureStackTrace: false }))
 
   const every = yield* Effect.orDie(checkEveryConfig)
   // A failed round (an outage) is logged and tried again next round: the comparison is idempotent.

@@ -72,4 +72,4 @@ export const countSuppliers = (
       empty: count === 0,
       rowsExamined: count
     })
-  }).pipe(Effect.withSpan("MarketData.countSuppliers"))
+  }).pipe(Effect.withSpan("MarketData.countSuppliers", { captureStackTrace: false }))

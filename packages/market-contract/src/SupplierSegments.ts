@@ -228,7 +228,7 @@ export const compareSegments = (
       empty: total === 0,
       rowsExamined: total
     })
-  }).pipe(Effect.withSpan("SupplierSegments.compareSegments"))
+  }).pipe(Effect.withSpan("SupplierSegments.compareSegments", { captureStackTrace: false }))
 
 /** @since 0.1.0 @category operations */
 export const compareSegmentsOperation = kit.make({

@@ -214,7 +214,7 @@ export const searchSuppliers = (
       rowsExamined,
       truncated: page.hasMore
     })
-  }).pipe(Effect.withSpan("Suppliers.searchSuppliers"))
+  }).pipe(Effect.withSpan("Suppliers.searchSuppliers", { captureStackTrace: false }))
 
 /**
  * get_supplier: the observation a record_ref names, by the id it was sealed with or, after a republish, by
@@ -258,7 +258,7 @@ export const getSupplier = (
       warnings: [observationWarning],
       rowsExamined: rows.length
     })
-  }).pipe(Effect.withSpan("Suppliers.getSupplier"))
+  }).pipe(Effect.withSpan("Suppliers.getSupplier", { captureStackTrace: false }))
 
 /** @since 0.1.0 @category schemas */
 export { Limit }

@@ -79,4 +79,4 @@ export const ensureLoaded: Effect.Effect<CatalogCounts, LoadFailed, SqlClient.Sq
     municipalities: yield* countOf("municipalities"),
     cog: yield* countOf("cog")
   }
-}).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Catalogs.ensureLoaded"))
+}).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Catalogs.ensureLoaded", { captureStackTrace: false }))

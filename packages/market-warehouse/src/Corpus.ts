@@ -172,7 +172,7 @@ export const make = Effect.gen(function*() {
                  VALUES (${id}, 'loading', ${new Date(now)}, ${options?.freshForSeconds ?? null}, ${base ?? null})`
       if (base !== undefined) yield* copyForward(base, id)
       return id
-    }).pipe(sql.withTransaction, Effect.orDie, Effect.withSpan("Corpus.beginSnapshot"))
+    }).pipe(sql.withTransaction, Effect.orDie, Effect.withSpan("Corpus.beginSnapshot", { captureStackTrace: false }))
 
   const loadingSnapshot = Effect.gen(function*() {
     const rows = yield* sql<{ id: string }>`SELECT id FROM market.snapshots WHERE status = 'loading' ORDER BY created_at DESC, id DESC LIMIT 1`
@@ -228,7 +228,7 @@ export const make = Effect.gen(function*() {
    */
   const analyze = (snapshotId: string) =>
     Effect.forEach(recordKinds, ({ table }) => sql.unsafe(`ANALYZE market.${table}`), { discard: true }).pipe(
-      Effect.withSpan("Corpus.analyze", { attributes: { snapshotId } })
+      Effect.withSpan("Corpus.analyze", { captureStackTrace: false, attributes: { snapshotId } })
     )
 
   /**
@@ -239,7 +239,7 @@ export const make = Effect.gen(function*() {
   const vacuum = (snapshotId: string) =>
     Effect.forEach(recordKinds, ({ table }) => sql.unsafe(`VACUUM (ANALYZE) market.${table}`), { discard: true }).pipe(
       Effect.catchAll((cause) => Effect.logWarning("VACUUM after publish skipped", cause)),
-      Effect.withSpan("Corpus.vacuum", { attributes: { snapshotId } })
+      Effect.withSpan("Corpus.vacuum", { captureStackTrace: false, attributes: { snapshotId } })
     )
 
   /** Procedures count their awards once per publication; only changed counts are written. */
@@ -299,7 +299,7 @@ export const make = Effect.gen(function*() {
       Effect.tap(() => collectRetired),
       Effect.tap(() => vacuum(snapshotId)),
       Effect.catchTag("SqlError", Effect.die),
-      Effect.withSpan("Corpus.publish", { attributes: { snapshotId } })
+      Effect.withSpan("Corpus.publish", { captureStackTrace: false, attributes: { snapshotId } })
     )
 
   const active = Publications.active(sql)

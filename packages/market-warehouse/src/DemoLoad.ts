@@ -103,7 +103,7 @@ export const ensureLoaded = (
     }
     for (const count of counts) rows[count.recordKind] += count.rows
     return Option.some({ publication, rows, files: total })
-  }).pipe(Effect.withSpan("DemoLoad.ensureLoaded"))
+  }).pipe(Effect.withSpan("DemoLoad.ensureLoaded", { captureStackTrace: false }))
 
 /**
  * One line for the distinct rows of a load, for start-up logs.

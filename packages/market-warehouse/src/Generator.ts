@@ -1034,7 +1034,7 @@ export const generate = (
       }))
     const finished = yield* Clock.currentTimeMillis
     return { snapshotId: options.snapshotId, seed: plan.seed, scale: plan.scale, counts: plan.counts, loads, millis: finished - started }
-  }).pipe(Effect.withSpan("Generator.generate", { attributes: { scale: options.scale, seed: options.seed } }))
+  }).pipe(Effect.withSpan("Generator.generate", { captureStackTrace: false, attributes: { scale: options.scale, seed: options.seed } }))
 
 // ---------------------------------------------------------------------------
 // Profile derivation
@@ -1558,7 +1558,7 @@ export const deriveProfileFrom = (directory: string): Effect.Effect<GeneratorPro
       }
     }
     return profile
-  }).pipe(Effect.withSpan("Generator.deriveProfile", { attributes: { directory } }))
+  }).pipe(Effect.withSpan("Generator.deriveProfile", { captureStackTrace: false, attributes: { directory } }))
 
 /**
  * The profile of the package's `data/mx` (see {@link deriveProfileFrom}).

@@ -126,7 +126,7 @@ export const loadFile = (
       items: parser.stream(path, context).pipe(Stream.mapError((error) => new LoadFailed({ file, reason: error.message }))),
       ...options
     })
-  }).pipe(Effect.withSpan("Loader.loadFile", { attributes: { path, kind: parser.kind } }))
+  }).pipe(Effect.withSpan("Loader.loadFile", { captureStackTrace: false, attributes: { path, kind: parser.kind } }))
 
 /**
  * Loads a stream of items from one source into a loading snapshot. Files go through {@link loadFile}; the
@@ -422,7 +422,7 @@ export const loadItems = (
       report: { records: report.records, currencyMappings: report.currencyMappings, kind: input.kind }
     })
     return report
-  }).pipe(Effect.withSpan("Loader.loadItems", { attributes: { label: input.label, kind: input.kind } }))
+  }).pipe(Effect.withSpan("Loader.loadItems", { captureStackTrace: false, attributes: { label: input.label, kind: input.kind } }))
 
 const routeItem = (
   item: LoadItem,

@@ -541,7 +541,7 @@ export const make = <R>(options: Options<R>): Effect.Effect<Toolkit, never, Requ
         )
       }).pipe(
         Effect.annotateLogs({ tool: entry.tool.name }),
-        Effect.withSpan("Toolkit.call", { attributes: { tool: entry.tool.name } })
+        Effect.withSpan("Toolkit.call", { captureStackTrace: false, attributes: { tool: entry.tool.name } })
       )
 
     const call = (name: string, args: unknown, principal: Principal): Effect.Effect<ToolResult> => {
