@@ -181,13 +181,24 @@ export const searchSuppliers = (
         { expression: sql`ts_rank_cd(o.search_tsv, ${narrowed.tsquery})::float8`, direction: "desc", type: "float8" },
         { expression: sql`o.id`, direction: "asc", type: "bigint" }
       ]
+    // Two phases (decision 0084): the page's ids and sort keys first, from the narrowing's columns alone, so an
+    // index that carries them (`supplier_obs_state_idx` includes the SCIAN code and source) answers without
+    // reading a row it then drops; then the page's rows by id.
+    const pageKeys: ReadonlyArray<Paging.Key> = keys.map((key, i) => ({
+      ...key,
+      expression: i === 0 ? sql`page.sort_key` : sql`page.id`
+    }))
     const fetched = yield* sql`
-      SELECT ${sql.literal(SUPPLIER_COLUMNS)}, ${sql.literal(RISK_SUMMARY_COLUMNS)},
-        ${keys[0]?.expression ?? sql`NULL`} AS sort_key
-      FROM market.supplier_observations o ${sql.literal(riskSummaryJoin("o", "rfc"))}
-      WHERE ${sql.and([...narrowed.conditions, ...Paging.after(sql, keys, position)])}
-      ORDER BY ${Paging.orderBy(sql, keys)}
-      LIMIT ${limit + 1}`.pipe(Effect.flatMap(decodeSupplierRows), Effect.orDie)
+      SELECT ${sql.literal(SUPPLIER_COLUMNS)}, ${sql.literal(RISK_SUMMARY_COLUMNS)}, page.sort_key
+      FROM (
+        SELECT o.id, ${keys[0]?.expression ?? sql`NULL`} AS sort_key
+        FROM market.supplier_observations o
+        WHERE ${sql.and([...narrowed.conditions, ...Paging.after(sql, keys, position)])}
+        ORDER BY ${Paging.orderBy(sql, keys)}
+        LIMIT ${limit + 1}
+      ) page
+      JOIN market.supplier_observations o ON o.id = page.id ${sql.literal(riskSummaryJoin("o", "rfc"))}
+      ORDER BY ${Paging.orderBy(sql, pageKeys)}`.pipe(Effect.flatMap(decodeSupplierRows), Effect.orDie)
     rowsExamined += fetched.length
     const { page, rows } = yield* market.provideCrypto(
       Paging.finish(fetched, { limit, request, positionOf: (row) => [row.sort_key ?? null, row.id] })

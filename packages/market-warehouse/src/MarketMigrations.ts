@@ -10,6 +10,7 @@ import riskSummaries from "./migrations/0004_risk_summaries.js"
 import readIndexes from "./migrations/0005_read_indexes.js"
 import awardMonthTotals from "./migrations/0006_award_month_totals.js"
 import publicationNotify from "./migrations/0007_publication_notify.js"
+import stateSearchIndexes from "./migrations/0008_state_search_indexes.js"
 
 /** @since 0.1.0 @category migrations */
 export const migrations = {
@@ -22,6 +23,7 @@ export const migrations = {
     "0004_risk_summaries": riskSummaries,
     "0005_read_indexes": readIndexes,
     "0006_award_month_totals": awardMonthTotals,
-    "0007_publication_notify": publicationNotify
+    "0007_publication_notify": publicationNotify,
+    "0008_state_search_indexes": stateSearchIndexes
   }
 } as const
