@@ -15,6 +15,7 @@ import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
@@ -79,26 +80,59 @@ const makeLocal = () => {
 }
 
 /**
- * Over `PgClient.listen` (one dedicated connection for every channel). Subscribing waits until its own probe
+ * Over `PgClient.listen` (one dedicated connection for every channel), with one `LISTEN` stream per channel however
+ * many subscribe to it: each subscriber hears each notification once. Subscribing waits until its own probe
  * notification comes back, so the `LISTEN` is known to be active; if it never does within 5 s the subscription
- * stays (it may still start) and a warning is logged.
+ * stays (it may still start) and a warning is logged. The channel's stream ends with its last subscriber.
  *
  * @since 0.1.0 @category constructors
  */
 export const fromPg = (client: PgClient.PgClient): Context.Tag.Service<Notifications> => {
   const local = makeLocal()
+  interface Channel {
+    subscribers: number
+    readonly fiber: Fiber.RuntimeFiber<void>
+    readonly probes: Map<string, Deferred.Deferred<void>>
+  }
+  const channels = new Map<string, Channel>()
+  // Opening and closing a channel's stream is one step at a time, so two first subscribers make one stream.
+  const lock = Effect.unsafeMakeSemaphore(1)
+  const join = (channel: string) =>
+    lock.withPermits(1)(Effect.gen(function*() {
+      const open = channels.get(channel)
+      if (open !== undefined) {
+        open.subscribers++
+        return open
+      }
+      const probes = new Map<string, Deferred.Deferred<void>>()
+      const fiber = yield* client.listen(channel).pipe(
+        Stream.runForEach((payload) => {
+          const waiting = probes.get(payload)
+          return waiting === undefined ? Effect.sync(() => local.deliver(channel, payload)) : Deferred.succeed(waiting, undefined)
+        }),
+        Effect.catchAll((error) => Effect.logWarning(`LISTEN ${channel} ended`, error)),
+        // Forked while the subscription is acquired (uninterruptible): the stream itself must stay interruptible.
+        Effect.interruptible,
+        Effect.forkDaemon
+      )
+      const opened: Channel = { subscribers: 1, fiber, probes }
+      channels.set(channel, opened)
+      return opened
+    }))
+  const leave = (channel: string, joined: Channel) =>
+    lock.withPermits(1)(Effect.suspend(() => {
+      joined.subscribers--
+      if (joined.subscribers > 0) return Effect.void
+      channels.delete(channel)
+      return Fiber.interrupt(joined.fiber)
+    }))
   const subscribe = (channel: string, onMessage: (payload: string) => void) =>
     Effect.gen(function*() {
       const probe = `${probePrefix}${randomBytes(8).toString("hex")}`
       const heard = yield* Deferred.make<void>()
       yield* local.register(channel, onMessage)
-      yield* client.listen(channel).pipe(
-        Stream.runForEach((payload) =>
-          payload === probe ? Deferred.succeed(heard, undefined) : Effect.sync(() => local.deliver(channel, payload))
-        ),
-        Effect.catchAll((error) => Effect.logWarning(`LISTEN ${channel} ended`, error)),
-        Effect.forkScoped
-      )
+      const joined = yield* Effect.acquireRelease(join(channel), (joined) => leave(channel, joined))
+      joined.probes.set(probe, heard)
       // pg_notify rather than the client's `notify`: NOTIFY takes no bound parameter for its payload.
       const ready = yield* client`SELECT pg_notify(${channel}, ${probe})`.pipe(
         Effect.zipRight(Deferred.await(heard).pipe(Effect.timeoutOption(Duration.millis(100)))),
@@ -106,7 +140,8 @@ export const fromPg = (client: PgClient.PgClient): Context.Tag.Service<Notificat
         Effect.retry(Schedule.recurs(50)),
         Effect.orElseSucceed(() => false),
         // Real time even under a test clock, which would never end the wait for a probe sent before the LISTEN.
-        Effect.withClock(Clock.make())
+        Effect.withClock(Clock.make()),
+        Effect.ensuring(Effect.sync(() => joined.probes.delete(probe)))
       )
       if (!ready) yield* Effect.logWarning(`LISTEN ${channel} did not hear its probe; relying on the cache's time bound`)
     })

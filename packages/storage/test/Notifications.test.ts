@@ -4,6 +4,8 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
 import { Notifications, TestDatabase } from "../src/index.js"
 
 for (const target of TestDatabase.targets()) {
@@ -33,6 +35,34 @@ for (const target of TestDatabase.targets()) {
         yield* sql`SELECT pg_notify('test_channel', 'last')`
         while (heard.length < 3) yield* Effect.sleep("10 millis")
         assert.deepStrictEqual(heard, ["changed", "local", "last"])
+      }))
+
+    it.scoped("two subscribers of one channel each hear a notification once, and one leaving keeps the other", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const notifications = yield* Notifications.Notifications
+        const first: Array<string> = []
+        const second: Array<string> = []
+        const bothHeard = (payload: string) =>
+          Effect.gen(function*() {
+            while (!first.includes(payload) || !second.includes(payload)) yield* Effect.sleep("10 millis")
+          })
+        const firstScope = yield* Scope.make()
+        yield* notifications.subscribe("test_shared", (payload) => first.push(payload)).pipe(Scope.extend(firstScope))
+        yield* notifications.subscribe("test_shared", (payload) => second.push(payload))
+        yield* sql`SELECT pg_notify('test_shared', 'a')`
+        yield* sql`SELECT pg_notify('test_shared', 'b')`
+        yield* bothHeard("b")
+        // Notifications of one connection arrive in order: a second copy of "a" would be here before "end".
+        yield* sql`SELECT pg_notify('test_shared', 'end')`
+        yield* bothHeard("end")
+        assert.deepStrictEqual(first, ["a", "b", "end"])
+        assert.deepStrictEqual(second, ["a", "b", "end"])
+        yield* Scope.close(firstScope, Exit.void)
+        yield* sql`SELECT pg_notify('test_shared', 'after')`
+        while (!second.includes("after")) yield* Effect.sleep("10 millis")
+        assert.deepStrictEqual(first, ["a", "b", "end"])
+        assert.deepStrictEqual(second, ["a", "b", "end", "after"])
       }))
 
     if (target.name === "postgres") {
