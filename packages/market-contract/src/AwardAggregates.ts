@@ -238,7 +238,7 @@ export const aggregateAwardGroups = (
     const market = yield* MarketData
     const { sql } = market
     const publication = yield* market.servingPublication
-    const text = yield* textQuery(sql, input.query, input.query_mode)
+    const text = yield* textQuery(market, input.query, input.query_mode)
     const limit = input.limit ?? defaultAggregatePageSize
 
     // Whole months, no words, and only month or procedure-type keys: the totals computed at publish answer it.

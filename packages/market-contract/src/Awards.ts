@@ -28,7 +28,7 @@ import {
   QueryMode,
   type SemanticWarning
 } from "./Envelope.js"
-import { compileTextQuery } from "./internal/narrowing.js"
+import { compileTextQuery, type TextQueryHost } from "./internal/narrowing.js"
 import { sealRecordRef } from "./internal/refs.js"
 import { RISK_SUMMARY_COLUMNS, riskSummaryDbFields, riskSummaryJoin, riskSummaryOf } from "./internal/riskSummaries.js"
 import { defaultPageSize, maxPageSize } from "./Limits.js"
@@ -366,7 +366,7 @@ export interface TextQuery {
  * @since 0.1.0 @category filters
  */
 export const textQuery = (
-  sql: SqlClient.SqlClient,
+  market: TextQueryHost,
   raw: string | undefined,
   mode: QueryMode | undefined
 ): Effect.Effect<TextQuery | undefined, MarketDataRefusal> =>
@@ -374,7 +374,7 @@ export const textQuery = (
     const query = raw?.trim()
     if (query === undefined) return undefined
     // The words compile exactly as every other text query does (internal/narrowing).
-    const { appliedMode, normalizedTerms, requestedMode, tsquery } = yield* compileTextQuery(sql, query, mode)
+    const { appliedMode, normalizedTerms, requestedMode, tsquery } = yield* compileTextQuery(market, query, mode)
     return {
       query,
       tsquery,
@@ -512,7 +512,7 @@ export const searchAwardRows = (
     const market = yield* MarketData
     const { sql } = market
     const publication = yield* market.servingPublication
-    const text = yield* textQuery(sql, input.query, input.query_mode)
+    const text = yield* textQuery(market, input.query, input.query_mode)
     const limit = input.limit ?? defaultPageSize
 
     const conditions = [

@@ -10,9 +10,13 @@ import { RequestContext } from "@service/core/RequestContext"
 import { stateByCode } from "@service/market-warehouse/States"
 import { type Publication, type SourceCoverage, WarehouseReader } from "@service/market-warehouse/WarehouseReader"
 import { TimedReadClient } from "@service/storage/Database"
+import * as Cache from "effect/Cache"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
@@ -26,9 +30,11 @@ import {
   type Normalization,
   type PageInfo,
   type ProvenanceEntry,
+  type QueryMode,
   SCHEMA_VERSION,
   type SemanticWarning
 } from "./Envelope.js"
+import { tsqueryOf } from "./internal/narrowing.js"
 import { CONTRACT_VERSION } from "./internal/refs.js"
 import { type MarketDataRefusal, refuse } from "./MarketError.js"
 import { licensedRows } from "./internal/visibility.js"
@@ -114,6 +120,12 @@ export class MarketData extends Context.Tag("@service/market-contract/MarketData
     /** The warehouse's read client, for this package's query modules. */
     readonly sql: SqlClient.SqlClient
     /**
+     * Whether `query` compiles to a tsquery with searchable words under `appliedMode` (not only stop words or
+     * punctuation). Answered once per query and mode, then from memory: the text configuration is the
+     * migrations', so the answer never changes.
+     */
+    readonly hasSearchableWords: (query: string, appliedMode: QueryMode) => Effect.Effect<boolean>
+    /**
      * The read client with a statement timeout set per connection, for counts and aggregates; absent where the
      * database gives none (then the timeout is set per transaction).
      */
@@ -180,6 +192,17 @@ export const make = Effect.gen(function*() {
   const crypto = yield* Crypto
   const provideCrypto = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, Crypto>> =>
     Effect.provideService(self, Crypto, crypto)
+  // A statement per text read saved: repeated words (a page and the pages after it) are common. A failed lookup
+  // is not kept.
+  const searchableWords = yield* Cache.makeWith({
+    capacity: 4096,
+    lookup: (key: readonly [string, QueryMode]) =>
+      sql<{ words: boolean }>`SELECT numnode(${tsqueryOf(sql, key[0], key[1])}) > 0 AS words`.pipe(
+        Effect.map((rows) => rows[0]?.words === true),
+        Effect.orDie
+      ),
+    timeToLive: (exit) => Exit.isSuccess(exit) ? Duration.infinity : Duration.zero
+  })
 
   /** The active publication, refusing when there is none or it is past its freshness bound. */
   const servingPublication = Effect.gen(function*() {
@@ -353,6 +376,7 @@ export const make = Effect.gen(function*() {
     corpusBasis,
     servingPublication,
     sql,
+    hasSearchableWords: (query, appliedMode) => searchableWords.get(Data.tuple(query, appliedMode)),
     timed,
     envelope: (parts) => envelope(parts),
     provideCrypto

@@ -28,7 +28,7 @@ import {
   QueryMode,
   type SemanticWarning
 } from "./Envelope.js"
-import { compileTextQuery, resolveStateInput, type TextQuery } from "./internal/narrowing.js"
+import { compileTextQuery, resolveStateInput, type TextQuery, type TextQueryHost } from "./internal/narrowing.js"
 import { openRecordRef, sealRecordRef } from "./internal/refs.js"
 import { RISK_SUMMARY_COLUMNS, riskSummaryDbFields, riskSummaryJoin, riskSummaryOf } from "./internal/riskSummaries.js"
 import { defaultPageSize, maxPageSize } from "./Limits.js"
@@ -448,11 +448,12 @@ const refuseMisunderstandings = (input: SearchOpportunitiesInput): Effect.Effect
 }
 
 const narrow = (
-  sql: SqlClient.SqlClient,
+  market: TextQueryHost,
   snapshotId: string,
   input: SearchOpportunitiesInput
 ): Effect.Effect<Narrowed, MarketDataRefusal> =>
   Effect.gen(function*() {
+    const { sql } = market
     const query = input.query?.trim()
     const buyer = input.buyer?.trim()
     const procedureInput = input.procedure_type?.trim()
@@ -557,7 +558,7 @@ const narrow = (
       filterNames.push("buyer")
     }
 
-    const text = query === undefined ? undefined : yield* compileTextQuery(sql, query, input.query_mode)
+    const text = query === undefined ? undefined : yield* compileTextQuery(market, query, input.query_mode)
     if (text !== undefined) {
       conditions.push(
         strategy === "hybrid"
@@ -671,7 +672,7 @@ export const search = (
     const { sql } = market
     const publication = yield* market.servingPublication
     const limit = input.limit ?? defaultPageSize
-    const narrowed = yield* narrow(sql, publication.snapshotId, input)
+    const narrowed = yield* narrow(market, publication.snapshotId, input)
     const request: Paging.PageRequest = {
       operation: "search_opportunities",
       snapshotId: publication.snapshotId,

@@ -52,7 +52,7 @@ export const countSuppliers = (
     const market = yield* MarketData
     const { sql } = market
     const publication = yield* market.servingPublication
-    const narrowed = yield* Narrowing.narrow(sql, publication.snapshotId, input)
+    const narrowed = yield* Narrowing.narrow(market, publication.snapshotId, input)
     yield* Narrowing.probeSelectivity(sql, narrowed)
     const rows = yield* withStatementTimeout(market)((timed) =>
       timed<{ n: number }>`SELECT count(*)::int AS n FROM market.supplier_observations o WHERE ${sql.and(narrowed.conditions)}`

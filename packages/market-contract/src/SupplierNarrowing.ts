@@ -17,7 +17,7 @@ import { type InterpretedRequest, type Normalization, QueryMode } from "./Envelo
 import { maxPageSize } from "./Limits.js"
 import { type MarketDataRefusal, refuse } from "./MarketError.js"
 import { filterDigest } from "./Paging.js"
-import { compileTextQuery, resolveStateInput } from "./internal/narrowing.js"
+import { compileTextQuery, resolveStateInput, type TextQueryHost } from "./internal/narrowing.js"
 import { TrimmedText } from "./internal/fields.js"
 import { licensedRows } from "./internal/visibility.js"
 
@@ -169,11 +169,12 @@ const resolveMunicipality = (
  * @since 0.1.0 @category narrowing
  */
 export const narrow = (
-  sql: SqlClient.SqlClient,
+  market: TextQueryHost,
   snapshotId: string,
   input: NarrowingInput
 ): Effect.Effect<Narrowed, MarketDataRefusal> =>
   Effect.gen(function*() {
+    const { sql } = market
     const normalizations: Array<Normalization> = []
     const query = input.query?.trim()
     const hasNarrowing = query !== undefined || input.state !== undefined || input.scian_codes !== undefined ||
@@ -232,7 +233,7 @@ export const narrow = (
     const requestedMode: QueryMode | null = input.query_mode ?? null
     const appliedMode: QueryMode = requestedMode === null || requestedMode === "auto" ? "all_terms" : requestedMode
     // Compiled as every text query is (internal/narrowing), refusing words that hold nothing searchable.
-    const tsquery = query === undefined ? undefined : (yield* compileTextQuery(sql, query, input.query_mode)).tsquery
+    const tsquery = query === undefined ? undefined : (yield* compileTextQuery(market, query, input.query_mode)).tsquery
 
     const scianCodes = input.scian_codes === undefined ? undefined : [...new Set(input.scian_codes)].sort()
     const sourceSlugs = input.source_slugs === undefined ? undefined : [...input.source_slugs].sort()

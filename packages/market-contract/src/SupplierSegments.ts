@@ -157,14 +157,14 @@ export const compareSegments = (
     const normalizations: Array<Normalization> = []
     // The supplier narrowing resolves states and compiles words exactly as search and count do.
     const segments = yield* Effect.forEach(input.segments, (segment) =>
-      Effect.map(Narrowing.narrow(sql, publication.snapshotId, { query: segment.query }), (narrowed) => ({
+      Effect.map(Narrowing.narrow(market, publication.snapshotId, { query: segment.query }), (narrowed) => ({
         id: segment.id,
         query: narrowed.query ?? segment.query,
         tsquery: narrowed.tsquery
       })))
     const geographies = yield* Effect.forEach(input.geographies, (geography) =>
       Effect.gen(function*() {
-        const narrowed = yield* Narrowing.narrow(sql, publication.snapshotId, { state: geography.state })
+        const narrowed = yield* Narrowing.narrow(market, publication.snapshotId, { state: geography.state })
         normalizations.push(...narrowed.normalizations.map((n) => ({ ...n, field: `geographies.${geography.id}.state` })))
         const code = narrowed.stateCode ?? geography.state
         return { id: geography.id, code, name: stateByCode(code)?.name ?? code }

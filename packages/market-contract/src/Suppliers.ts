@@ -161,7 +161,7 @@ export const searchSuppliers = (
     const { sql } = market
     const publication = yield* market.servingPublication
     const limit = input.limit ?? defaultPageSize
-    const narrowed = yield* Narrowing.narrow(sql, publication.snapshotId, input)
+    const narrowed = yield* Narrowing.narrow(market, publication.snapshotId, input)
     const request: Paging.PageRequest = {
       operation: "search_suppliers",
       snapshotId: publication.snapshotId,

@@ -84,5 +84,28 @@ for (const target of TestDatabase.targets()) {
         const close = yield* Effect.flip(Suppliers.searchSuppliers({ municipality: "Fresnillo", state: "Sonora" }))
         assert.strictEqual(close.semanticCode, "unknown_filter_value")
       }))
+
+    it.effect("words that are all stop words are refused on query, every time and in every mode; one real word is searched", () =>
+      Effect.gen(function*() {
+        // Asked twice per mode: the second answer comes from the service's memory of the first (decision 0084).
+        for (const mode of ["auto", "all_terms", "any_terms", "exact_phrase"] as const) {
+          for (let i = 0; i < 2; i++) {
+            const refusal = yield* Effect.flip(Suppliers.searchSuppliers({ query: "de la y el", query_mode: mode, state: "Zacatecas" }))
+            assert.strictEqual(refusal.semanticCode, "invalid_field_value")
+            assert.strictEqual(refusal.field, "query")
+          }
+        }
+        const sql = yield* SqlClient.SqlClient
+        const word = yield* sql<{ word: string }>`
+          SELECT split_part(name_norm, ' ', 1) AS word FROM market.supplier_observations
+          WHERE state_code = '32' AND length(split_part(name_norm, ' ', 1)) >= 6 ORDER BY id LIMIT 1`
+        const first = word[0]?.word
+        assert.isDefined(first)
+        if (first === undefined) return
+        for (let i = 0; i < 2; i++) {
+          const page = yield* Suppliers.searchSuppliers({ query: `de la ${first}`, state: "Zacatecas" })
+          assert.isAbove(page.results.length, 0)
+        }
+      }))
   })
 }

@@ -9,6 +9,8 @@ import { resolveState } from "@service/market-warehouse/States"
 import { foldText } from "@service/market-warehouse/Text"
 import * as Effect from "effect/Effect"
 import type { Normalization, QueryMode } from "../Envelope.js"
+import type * as Context from "effect/Context"
+import type { MarketData } from "../MarketData.js"
 import { type MarketDataRefusal, refuse } from "../MarketError.js"
 
 /** A text query compiled under a mode. */
@@ -23,25 +25,31 @@ export interface TextQuery {
   readonly normalizedTerms: ReadonlyArray<string>
 }
 
+/** What compiling a text query needs of the market-data service. */
+export type TextQueryHost = Pick<Context.Tag.Service<MarketData>, "sql" | "hasSearchableWords">
+
+/** `query` as a tsquery (config `market.es`) under an applied mode. */
+export const tsqueryOf = (sql: SqlClient.SqlClient, query: string, appliedMode: QueryMode): Fragment =>
+  appliedMode === "exact_phrase"
+    ? sql`phraseto_tsquery('market.es', ${query})`
+    : appliedMode === "any_terms"
+    ? sql`replace(plainto_tsquery('market.es', ${query})::text, '&', '|')::tsquery`
+    : sql`plainto_tsquery('market.es', ${query})`
+
 /**
  * Compiles `query` to a tsquery under `mode` (auto = all terms), refusing a query with no searchable words
  * (only stop words or punctuation) with `invalid_field_value` on `query`.
  */
 export const compileTextQuery = (
-  sql: SqlClient.SqlClient,
+  market: TextQueryHost,
   query: string,
   mode: QueryMode | undefined
 ): Effect.Effect<TextQuery, MarketDataRefusal> =>
   Effect.gen(function*() {
     const requestedMode: QueryMode | null = mode ?? null
     const appliedMode: QueryMode = requestedMode === null || requestedMode === "auto" ? "all_terms" : requestedMode
-    const tsquery = appliedMode === "exact_phrase"
-      ? sql`phraseto_tsquery('market.es', ${query})`
-      : appliedMode === "any_terms"
-      ? sql`replace(plainto_tsquery('market.es', ${query})::text, '&', '|')::tsquery`
-      : sql`plainto_tsquery('market.es', ${query})`
-    const probe = yield* sql<{ empty: boolean }>`SELECT numnode(${tsquery}) = 0 AS empty`.pipe(Effect.orDie)
-    if (probe[0]?.empty === true) {
+    const tsquery = tsqueryOf(market.sql, query, appliedMode)
+    if (!(yield* market.hasSearchableWords(query, appliedMode))) {
       return yield* refuse(
         "invalid_field_value",
         "The query holds no searchable words (only very common words or punctuation).",
