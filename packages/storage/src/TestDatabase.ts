@@ -116,10 +116,14 @@ const postgresDatabase = (adminUrl: Redacted.Redacted<string>, template?: string
     })
   ).pipe(Layer.provide(Reactivity.layer), Layer.orDie)
 
-export const postgres = (adminUrl: Redacted.Redacted<string>): TestDatabaseTarget => ({
-  name: "postgres",
-  layer: postgresDatabase(adminUrl)
-})
+// The server each target made by `postgres` creates its databases on, so its copies of a template are made there too.
+const adminUrls = new WeakMap<TestDatabaseTarget, Redacted.Redacted<string>>()
+
+export const postgres = (adminUrl: Redacted.Redacted<string>): TestDatabaseTarget => {
+  const target: TestDatabaseTarget = { name: "postgres", layer: postgresDatabase(adminUrl) }
+  adminUrls.set(target, adminUrl)
+  return target
+}
 
 /**
  * The targets to run against: PGlite always, PostgreSQL too when `DATABASE_URL` is set (it is
@@ -135,10 +139,18 @@ export const targets = (): ReadonlyArray<TestDatabaseTarget> =>
   })
 
 const adminUrlOf = (target: TestDatabaseTarget): Option.Option<Redacted.Redacted<string>> =>
-  target.name === "postgres" ? Effect.runSync(InternalConfig.databaseUrl) : Option.none()
+  target.name !== "postgres"
+    ? Option.none()
+    : Option.orElse(Option.fromNullable(adminUrls.get(target)), () => Effect.runSync(InternalConfig.databaseUrl))
 
 /**
  * The target's database with the built-in and the given migrations applied.
+ *
+ * On a target made by {@link postgres}, under the test runner's global setup, the sets are migrated once per run into
+ * a template database and every database is a copy of it, as {@link prepared} does: the same tables and rows in a
+ * fraction of a second, where running every migration again took seconds per test file. Like a snapshot's, a set is
+ * known by its name and its migrations' names (migrations never change once applied). PGlite still migrates each
+ * database itself: its first copy would cost a dump on top of the migrations, for a smaller saving.
  *
  * @since 0.0.0
  * @category layers
@@ -147,7 +159,9 @@ export const withMigrations = (
   target: TestDatabaseTarget,
   sets: ReadonlyArray<Migrations.PackageMigrations>
 ): Layer.Layer<Database.DatabaseServices> =>
-  Migrations.layer(sets).pipe(Layer.provideMerge(target.layer), Layer.orDie)
+  adminUrls.has(target)
+    ? prepared(target, { key: "migrations", migrations: sets, prepare: Layer.empty })
+    : Migrations.layer(sets).pipe(Layer.provideMerge(target.layer), Layer.orDie)
 
 /**
  * What a prepared database holds: the migrations and the rows `prepare` writes over them.
