@@ -13,7 +13,6 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { PGlite } from "@electric-sql/pglite"
-import { btree_gin } from "@electric-sql/pglite/contrib/btree_gin"
 import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm"
 import { unaccent } from "@electric-sql/pglite/contrib/unaccent"
 import { createPgConfig } from "@electric-sql/pglite/node-postgres"
@@ -255,7 +254,7 @@ const templateDirectory = fileURLToPath(new URL("../template/", import.meta.url)
 
 // Extensions must be registered when PGlite starts; `CREATE EXTENSION` (run by the `storage`
 // migrations) can only load what is registered here.
-const extensions = { unaccent, pg_trgm, btree_gin }
+const extensions = { unaccent, pg_trgm }
 
 const failed = (message: string) => (cause: unknown) => new DatabaseError({ message, reason: "failed", cause })
 
@@ -391,7 +390,7 @@ const openBridgePool = (pglite: PGlite): Effect.Effect<Pg.Pool, never, Scope.Sco
 
 /**
  * Embedded PGlite through its node-postgres bridge (`createPgConfig` + `pg.Pool` +
- * `PgClient.fromPool`), with the `unaccent`, `pg_trgm` and `btree_gin` extensions registered.
+ * `PgClient.fromPool`), with the `unaccent` and `pg_trgm` extensions registered.
  *
  * Without `dataDir` the database lives in memory. On release the pool is ended first and PGlite
  * is closed after it (scope finalizers run in reverse order), which also flushes an on-disk

@@ -82,11 +82,6 @@ export const storage: PackageMigrations = {
       const sql = yield* SqlClient.SqlClient
       yield* sql`CREATE EXTENSION IF NOT EXISTS unaccent`
       yield* sql`CREATE EXTENSION IF NOT EXISTS pg_trgm`
-    }),
-    // A GIN index over a plain column and a tsvector together (decision 0084); a trusted extension, like pg_trgm.
-    "0002_btree_gin": Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      yield* sql`CREATE EXTENSION IF NOT EXISTS btree_gin`
     })
   }
 }

@@ -67,7 +67,6 @@ for (const target of TestDatabase.targets()) {
         const applied = yield* Migrations.run([billing, market, core])
         assert.deepStrictEqual(describeApplied(applied), [
           "storage/1_extensions",
-          "storage/2_btree_gin",
           "core/1_create_accounts",
           "core/2_seed_accounts",
           "market/1_create_offers",
@@ -76,11 +75,11 @@ for (const target of TestDatabase.targets()) {
         ])
         assert.deepStrictEqual(yield* recorded("core"), ["1_create_accounts", "2_seed_accounts"])
         assert.deepStrictEqual(yield* recorded("market"), ["1_create_offers", "2_seed_offers"])
-        assert.deepStrictEqual(yield* recorded("storage"), ["1_extensions", "2_btree_gin"])
+        assert.deepStrictEqual(yield* recorded("storage"), ["1_extensions"])
         const sql = yield* SqlClient.SqlClient
         const extensions = yield* sql<{ readonly extname: string }>`
-          SELECT extname FROM pg_extension WHERE extname IN ('unaccent', 'pg_trgm', 'btree_gin') ORDER BY extname`
-        assert.deepStrictEqual(extensions.map((row) => row.extname), ["btree_gin", "pg_trgm", "unaccent"])
+          SELECT extname FROM pg_extension WHERE extname IN ('unaccent', 'pg_trgm') ORDER BY extname`
+        assert.deepStrictEqual(extensions.map((row) => row.extname), ["pg_trgm", "unaccent"])
       }))
 
     it.effect("pending lists what a run would apply, and nothing once it ran", () =>
@@ -202,8 +201,7 @@ for (const target of TestDatabase.targets()) {
           "core/2_seed_accounts",
           "market/1_create_offers",
           "market/2_seed_offers",
-          "storage/1_extensions",
-          "storage/2_btree_gin"
+          "storage/1_extensions"
         ])
         assert.deepStrictEqual(yield* recorded("market"), ["1_create_offers", "2_seed_offers"])
       }))
