@@ -100,7 +100,8 @@ export const fromPg = (client: PgClient.PgClient): Context.Tag.Service<Notificat
   const join = (channel: string) =>
     lock.withPermits(1)(Effect.gen(function*() {
       const open = channels.get(channel)
-      if (open !== undefined) {
+      // A stream that ended (its connection lost) is started again for everyone, not joined.
+      if (open !== undefined && open.fiber.unsafePoll() === null) {
         open.subscribers++
         return open
       }
@@ -115,23 +116,26 @@ export const fromPg = (client: PgClient.PgClient): Context.Tag.Service<Notificat
         Effect.interruptible,
         Effect.forkDaemon
       )
-      const opened: Channel = { subscribers: 1, fiber, probes }
+      const opened: Channel = { subscribers: (open?.subscribers ?? 0) + 1, fiber, probes }
       channels.set(channel, opened)
       return opened
     }))
-  const leave = (channel: string, joined: Channel) =>
+  // The channel's current stream, which may have replaced the one this subscriber joined.
+  const leave = (channel: string) =>
     lock.withPermits(1)(Effect.suspend(() => {
-      joined.subscribers--
-      if (joined.subscribers > 0) return Effect.void
+      const current = channels.get(channel)
+      if (current === undefined) return Effect.void
+      current.subscribers--
+      if (current.subscribers > 0) return Effect.void
       channels.delete(channel)
-      return Fiber.interrupt(joined.fiber)
+      return Fiber.interrupt(current.fiber)
     }))
   const subscribe = (channel: string, onMessage: (payload: string) => void) =>
     Effect.gen(function*() {
       const probe = `${probePrefix}${randomBytes(8).toString("hex")}`
       const heard = yield* Deferred.make<void>()
       yield* local.register(channel, onMessage)
-      const joined = yield* Effect.acquireRelease(join(channel), (joined) => leave(channel, joined))
+      const joined = yield* Effect.acquireRelease(join(channel), () => leave(channel))
       joined.probes.set(probe, heard)
       // pg_notify rather than the client's `notify`: NOTIFY takes no bound parameter for its payload.
       const ready = yield* client`SELECT pg_notify(${channel}, ${probe})`.pipe(
