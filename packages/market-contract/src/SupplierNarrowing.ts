@@ -18,6 +18,7 @@ import { maxPageSize } from "./Limits.js"
 import { type MarketDataRefusal, refuse } from "./MarketError.js"
 import { filterDigest } from "./Paging.js"
 import { compileTextQuery, resolveStateInput, type TextQueryHost } from "./internal/narrowing.js"
+import { matchWords } from "./internal/supplierWords.js"
 import { TrimmedText } from "./internal/fields.js"
 import { licensedRows } from "./internal/visibility.js"
 
@@ -249,12 +250,14 @@ export const narrow = (
     const conditions = [
       sql`o.snapshot_id = ${snapshotId}`,
       licensedRows(sql, "o"),
-      ...(stateCode === undefined ? [] : [sql`o.state_code = ${stateCode}`]),
+      // With words, the state is matched inside the words' index (decision 0087): a separate state condition would
+      // have the planner AND a bitmap of the whole state to it.
+      ...(stateCode === undefined || tsquery !== undefined ? [] : [sql`o.state_code = ${stateCode}`]),
       ...(municipality === undefined ? [] : [sql`o.municipality_code IN ${sql.in(municipality.codes)}`]),
       ...(rfc === undefined ? [] : [sql`o.rfc = ${rfc}`]),
       ...(scianCodes === undefined ? [] : [sql.or(scianCodes.map((code) => sql`o.scian_code LIKE ${`${code}%`}`))]),
       ...(sourceSlugs === undefined ? [] : [sql`o.source_slug IN ${sql.in(sourceSlugs)}`]),
-      ...(tsquery === undefined ? [] : [sql`o.search_tsv @@ ${tsquery}`])
+      ...(tsquery === undefined ? [] : [matchWords(sql, tsquery, stateCode)])
     ]
     const filterNames = [
       ...(stateCode === undefined ? [] : ["state"]),

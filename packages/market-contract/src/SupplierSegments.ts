@@ -8,11 +8,13 @@
 import { excerpt } from "@service/core/Refusal"
 import type { RequestContext } from "@service/core/RequestContext"
 import { stateByCode } from "@service/market-warehouse/States"
+import type { Fragment } from "@effect/sql/Statement"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { Envelope, type EvidenceCategory, type Normalization, type SemanticWarning } from "./Envelope.js"
 import { withStatementTimeout } from "./internal/statementTimeout.js"
+import { matchWords } from "./internal/supplierWords.js"
 import { type EnvelopeOf, MarketData } from "./MarketData.js"
 import { type MarketDataRefusal, refuse } from "./MarketError.js"
 import * as Narrowing from "./SupplierNarrowing.js"
@@ -173,14 +175,17 @@ export const compareSegments = (
     const { table, category } = tables[kind]
     const states = [...new Set(geographies.map((g) => g.code))]
     const hasContact = sql`(o.has_phone OR o.has_email OR o.has_website)`
+    // Supplier words are indexed with their state folded in (decision 0087); the other kinds' words alone.
+    const matchesIn = (tsquery: Fragment) =>
+      kind === "supplier_observation" ? matchWords(sql, tsquery) : sql`o.search_tsv @@ ${tsquery}`
     const columns = segments.flatMap((segment, i) => {
-      const match = segment.tsquery === undefined ? sql`FALSE` : sql`o.search_tsv @@ ${segment.tsquery}`
+      const match = segment.tsquery === undefined ? sql`FALSE` : matchesIn(segment.tsquery)
       return [
         sql`count(*) FILTER (WHERE ${match})::int AS ${sql(`n${i}`)}`,
         ...(contactBreakdown ? [sql`count(*) FILTER (WHERE ${match} AND ${hasContact})::int AS ${sql(`c${i}`)}`] : [])
       ]
     })
-    const anySegment = sql.or(segments.map((s) => (s.tsquery === undefined ? sql`FALSE` : sql`o.search_tsv @@ ${s.tsquery}`)))
+    const anySegment = sql.or(segments.map((s) => (s.tsquery === undefined ? sql`FALSE` : matchesIn(s.tsquery))))
     const rows = yield* withStatementTimeout(market)((timed) =>
       timed<Readonly<Record<string, unknown>>>`
         SELECT o.state_code, ${sql.csv(columns)}

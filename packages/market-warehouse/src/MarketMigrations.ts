@@ -11,6 +11,7 @@ import readIndexes from "./migrations/0005_read_indexes.js"
 import awardMonthTotals from "./migrations/0006_award_month_totals.js"
 import publicationNotify from "./migrations/0007_publication_notify.js"
 import stateSearchIndexes from "./migrations/0008_state_search_indexes.js"
+import wordsStateIndex from "./migrations/0009_words_state_index.js"
 
 /** @since 0.1.0 @category migrations */
 export const migrations = {
@@ -24,6 +25,7 @@ export const migrations = {
     "0005_read_indexes": readIndexes,
     "0006_award_month_totals": awardMonthTotals,
     "0007_publication_notify": publicationNotify,
-    "0008_state_search_indexes": stateSearchIndexes
+    "0008_state_search_indexes": stateSearchIndexes,
+    "0009_words_state_index": wordsStateIndex
   }
 } as const
