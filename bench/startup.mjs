@@ -2,7 +2,7 @@
 // Start-up time and memory of `npm start`, of the stdio MCP server and of a `service` CLI call, as ratios to bare
 // node baselines measured in the same run, from the bundles `npm install` builds (build/runtimes, decision 0082) and,
 // for comparison, from the TypeScript sources through tsx as before.
-// Usage: node bench/startup.mjs [runs=3]
+// Usage: node bench/startup.mjs [runs=3] [sections=http,stdio,cli] (e.g. `node bench/startup.mjs 3 stdio`)
 //
 // HTTP: each run starts the command and polls three URLs: GET /health (the process answers), GET /openapi.json
 // (the API is served: database open and migrated) and GET /ready (200 once a corpus publication is active).
@@ -11,8 +11,9 @@
 // cold run left; the "from sources" rows run `node --import tsx examples/server/src/main.ts`. The baseline is a bare
 // node:http server started the same way.
 // stdio MCP: time from spawning `node examples/mcp-stdio/bin/mcp-stdio.mjs` (or the source through tsx) until its
-// answer to an `initialize` request written at once, cold (empty folder) and warm; the baseline is a bare node process
-// that answers the first stdin line.
+// answer to an `initialize` request written at once, and until its answer to the `tools/list` written right behind it
+// (after `notifications/initialized`; the first request that needs the database), cold (empty folder) and warm; the
+// baseline is a bare node process that answers the first stdin line.
 // CLI: time until `service --help` exits (the bundle, then the source through tsx); the baseline is `node -e 0`.
 import { spawn, spawnSync } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
@@ -20,6 +21,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 
 const runs = Number(process.argv[2] ?? 3)
+const sections = new Set((process.argv[3] ?? "http,stdio,cli").split(","))
 const root = new URL("..", import.meta.url).pathname
 const deadlineMs = 300_000
 
@@ -96,7 +98,14 @@ const initialize = JSON.stringify({
   params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "bench", version: "0" } }
 })
 
-const measureStdio = (command, args, env) =>
+const opening = [
+  initialize,
+  JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+  JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list", params: {} })
+].map((line) => `${line}\n`).join("")
+
+// `answersOnce`: the bare baseline answers one line, so its tools/list time is its initialize time.
+const measureStdio = (command, args, env, { answersOnce = false } = {}) =>
   new Promise((resolve, reject) => {
     const started = performance.now()
     const child = spawn(command, args, { cwd: root, env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "ignore"], detached: true })
@@ -105,17 +114,21 @@ const measureStdio = (command, args, env) =>
       reject(new Error(`${command} ${args.join(" ")} did not answer initialize`))
     }, deadlineMs)
     let out = ""
+    const times = {}
     child.stdout.on("data", (chunk) => {
       out += chunk
-      if (out.includes('"id":1')) {
-        const ms = performance.now() - started
+      if (times.initialize === undefined && out.includes('"id":1')) {
+        times.initialize = performance.now() - started
+        times.rss = treeRssMb(child.pid)
+      }
+      if (times.initialize !== undefined && times.tools === undefined && (answersOnce || out.includes('"id":2'))) {
+        times.tools = performance.now() - started
         clearTimeout(timer)
-        const rss = treeRssMb(child.pid)
-        stop(child).then(() => resolve({ initialize: ms, rss }))
+        stop(child).then(() => resolve(times))
       }
     })
     child.on("error", reject)
-    child.stdin.write(`${initialize}\n`)
+    child.stdin.write(opening)
   })
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
@@ -155,83 +168,92 @@ const baselineStdio = "process.stdin.once('data', () => process.stdout.write(JSO
 const all = { health: "/health", api: "/openapi.json", ready: "/ready" }
 
 for (let i = 0; i < runs; i++) {
-  const first = await measureHttp("node", ["-e", baselineHttp], {}, { health: "/" })
-  http.baseline.push({ ...first, api: first.health, ready: first.health })
-  for (const [cold, warm, command, args] of [
-    ["cold", "warm", "npm", ["start", "--silent"]],
-    ["cold, from sources (tsx)", "warm, from sources (tsx)", "node", sources]
-  ]) {
-    const data = mkdtempSync(join(tmpdir(), "bench-start-"))
-    http[cold].push(await measureHttp(command, args, { ...server, SERVICE_DATA_DIR: data }, all))
+  if (sections.has("http")) {
+    const first = await measureHttp("node", ["-e", baselineHttp], {}, { health: "/" })
+    http.baseline.push({ ...first, api: first.health, ready: first.health })
+    for (const [cold, warm, command, args] of [
+      ["cold", "warm", "npm", ["start", "--silent"]],
+      ["cold, from sources (tsx)", "warm, from sources (tsx)", "node", sources]
+    ]) {
+      const data = mkdtempSync(join(tmpdir(), "bench-start-"))
+      http[cold].push(await measureHttp(command, args, { ...server, SERVICE_DATA_DIR: data }, all))
+      await pause()
+      http[warm].push(await measureHttp(command, args, { ...server, SERVICE_DATA_DIR: data }, all))
+      await pause()
+      rmSync(data, { recursive: true, force: true })
+    }
+    const unseeded = mkdtempSync(join(tmpdir(), "bench-start-"))
+    http["cold, no demo seed (SERVICE_DEMO_SEED=0)"].push(
+      await measureHttp("npm", ["start", "--silent"], { ...server, SERVICE_DATA_DIR: unseeded, SERVICE_DEMO_SEED: "0" }, all)
+    )
     await pause()
-    http[warm].push(await measureHttp(command, args, { ...server, SERVICE_DATA_DIR: data }, all))
-    await pause()
-    rmSync(data, { recursive: true, force: true })
-  }
-  const unseeded = mkdtempSync(join(tmpdir(), "bench-start-"))
-  http["cold, no demo seed (SERVICE_DEMO_SEED=0)"].push(
-    await measureHttp("npm", ["start", "--silent"], { ...server, SERVICE_DATA_DIR: unseeded, SERVICE_DEMO_SEED: "0" }, all)
-  )
-  await pause()
-  rmSync(unseeded, { recursive: true, force: true })
-
-  stdio.baseline.push(await measureStdio("node", ["-e", baselineStdio], {}))
-  for (const [cold, warm, args] of [["cold", "warm", stdioBuilt], ["cold, from sources (tsx)", "warm, from sources (tsx)", stdioSources]]) {
-    const stdioData = mkdtempSync(join(tmpdir(), "bench-stdio-"))
-    stdio[cold].push(await measureStdio("node", args, { ...stdioEnv, SERVICE_DATA_DIR: stdioData }))
-    await pause()
-    stdio[warm].push(await measureStdio("node", args, { ...stdioEnv, SERVICE_DATA_DIR: stdioData }))
-    await pause()
-    rmSync(stdioData, { recursive: true, force: true })
+    rmSync(unseeded, { recursive: true, force: true })
   }
 
-  cli.baseline.push(timed(["-e", "0"]))
-  cli["service --help"].push(timed(["examples/cli/bin/service.js", "--help"]))
-  cli["service --help, from sources (tsx)"].push(timed(["examples/cli/bin/service.js", "--help"], { SERVICE_RUN_FROM_SOURCES: "1" }))
-  // A real call: one supplier search against a server started from the bundle (its demo key from the data folder).
-  const callData = mkdtempSync(join(tmpdir(), "bench-cli-"))
-  const port = 20000 + Math.floor(Math.random() * 20000)
-  const running = spawn("node", ["examples/server/bin/server.mjs"], {
-    cwd: root,
-    env: { ...process.env, ...server, SERVICE_DATA_DIR: callData, PORT: String(port) },
-    stdio: "ignore",
-    detached: true
-  })
-  while (!(await answers(`http://127.0.0.1:${port}/ready`))) await new Promise((r) => setTimeout(r, 100))
-  const key = readFileSync(join(callData, "demo-api-key"), "utf8").trim()
-  const call = ["examples/cli/bin/service.js", "--base-url", `http://127.0.0.1:${port}`, "--api-key", key, "--workspace", "demo", "market", "suppliers", "search", "--state", "Puebla", "--limit", "5"]
-  timed(call) // the server's first request (warming its caches) is not the CLI's cost
-  cli["service market suppliers search (server running)"].push(timed(call))
-  cli["service market suppliers search, from sources (tsx)"].push(timed(call, { SERVICE_RUN_FROM_SOURCES: "1" }))
-  await stop(running)
-  rmSync(callData, { recursive: true, force: true })
+  if (sections.has("stdio")) {
+    stdio.baseline.push(await measureStdio("node", ["-e", baselineStdio], {}, { answersOnce: true }))
+    for (const [cold, warm, args] of [["cold", "warm", stdioBuilt], ["cold, from sources (tsx)", "warm, from sources (tsx)", stdioSources]]) {
+      const stdioData = mkdtempSync(join(tmpdir(), "bench-stdio-"))
+      stdio[cold].push(await measureStdio("node", args, { ...stdioEnv, SERVICE_DATA_DIR: stdioData }))
+      await pause()
+      stdio[warm].push(await measureStdio("node", args, { ...stdioEnv, SERVICE_DATA_DIR: stdioData }))
+      await pause()
+      rmSync(stdioData, { recursive: true, force: true })
+    }
+  }
+
+  if (sections.has("cli")) {
+    cli.baseline.push(timed(["-e", "0"]))
+    cli["service --help"].push(timed(["examples/cli/bin/service.js", "--help"]))
+    cli["service --help, from sources (tsx)"].push(timed(["examples/cli/bin/service.js", "--help"], { SERVICE_RUN_FROM_SOURCES: "1" }))
+    // A real call: one supplier search against a server started from the bundle (its demo key from the data folder).
+    const callData = mkdtempSync(join(tmpdir(), "bench-cli-"))
+    const port = 20000 + Math.floor(Math.random() * 20000)
+    const running = spawn("node", ["examples/server/bin/server.mjs"], {
+      cwd: root,
+      env: { ...process.env, ...server, SERVICE_DATA_DIR: callData, PORT: String(port) },
+      stdio: "ignore",
+      detached: true
+    })
+    while (!(await answers(`http://127.0.0.1:${port}/ready`))) await new Promise((r) => setTimeout(r, 100))
+    const key = readFileSync(join(callData, "demo-api-key"), "utf8").trim()
+    const call = ["examples/cli/bin/service.js", "--base-url", `http://127.0.0.1:${port}`, "--api-key", key, "--workspace", "demo", "market", "suppliers", "search", "--state", "Puebla", "--limit", "5"]
+    timed(call) // the server's first request (warming its caches) is not the CLI's cost
+    cli["service market suppliers search (server running)"].push(timed(call))
+    cli["service market suppliers search, from sources (tsx)"].push(timed(call, { SERVICE_RUN_FROM_SOURCES: "1" }))
+    await stop(running)
+    rmSync(callData, { recursive: true, force: true })
+  }
 }
 
 const ms = (x) => `${Math.round(x).toLocaleString("en-US")} ms`
 const ratio = (x, base) => `${(x / base).toFixed(1)}x`
 const pick = (list, key) => median(list.map((r) => r[key]))
-const base = { health: pick(http.baseline, "health"), rss: pick(http.baseline, "rss") }
-console.log(`runs: ${runs} (medians); HTTP times from spawn, RSS of the process tree when /ready answers 200`)
-console.log("")
-console.log("| HTTP start | /health answers | /openapi.json (API served) | /ready 200 (corpus published) | RSS |")
-console.log("| - | - | - | - | - |")
-for (const [name, list] of Object.entries(http)) {
-  const cell = (key) => `${ms(pick(list, key))} (${ratio(pick(list, key), base.health)})`
-  console.log(`| ${name} | ${cell("health")} | ${cell("api")} | ${cell("ready")} | ${Math.round(pick(list, "rss"))} MB (${ratio(pick(list, "rss"), base.rss)}) |`)
+console.log(`runs: ${runs} (medians); times from spawn; HTTP RSS of the process tree when /ready answers 200`)
+if (sections.has("http")) {
+  const base = { health: pick(http.baseline, "health"), rss: pick(http.baseline, "rss") }
+  console.log("")
+  console.log("| HTTP start | /health answers | /openapi.json (API served) | /ready 200 (corpus published) | RSS |")
+  console.log("| - | - | - | - | - |")
+  for (const [name, list] of Object.entries(http)) {
+    const cell = (key) => `${ms(pick(list, key))} (${ratio(pick(list, key), base.health)})`
+    console.log(`| ${name} | ${cell("health")} | ${cell("api")} | ${cell("ready")} | ${Math.round(pick(list, "rss"))} MB (${ratio(pick(list, "rss"), base.rss)}) |`)
+  }
 }
-const stdioBase = { initialize: pick(stdio.baseline, "initialize"), rss: pick(stdio.baseline, "rss") }
-console.log("")
-console.log("| stdio MCP start | initialize answered | RSS at that point |")
-console.log("| - | - | - |")
-for (const [name, list] of Object.entries(stdio)) {
-  console.log(
-    `| ${name} | ${ms(pick(list, "initialize"))} (${ratio(pick(list, "initialize"), stdioBase.initialize)}) | ${Math.round(pick(list, "rss"))} MB (${
-      ratio(pick(list, "rss"), stdioBase.rss)
-    }) |`
-  )
+if (sections.has("stdio")) {
+  const stdioBase = { initialize: pick(stdio.baseline, "initialize"), rss: pick(stdio.baseline, "rss") }
+  console.log("")
+  console.log("| stdio MCP start | initialize answered | tools/list answered (needs the database) | RSS when initialize is answered |")
+  console.log("| - | - | - | - |")
+  for (const [name, list] of Object.entries(stdio)) {
+    const cell = (key) => `${ms(pick(list, key))} (${ratio(pick(list, key), stdioBase.initialize)})`
+    console.log(`| ${name} | ${cell("initialize")} | ${cell("tools")} | ${Math.round(pick(list, "rss"))} MB (${ratio(pick(list, "rss"), stdioBase.rss)}) |`)
+  }
 }
-const cliBase = pick(cli.baseline, "exit")
-console.log("")
-console.log("| CLI call | exits |")
-console.log("| - | - |")
-for (const [name, list] of Object.entries(cli)) console.log(`| ${name} | ${ms(pick(list, "exit"))} (${ratio(pick(list, "exit"), cliBase)}) |`)
+if (sections.has("cli")) {
+  const cliBase = pick(cli.baseline, "exit")
+  console.log("")
+  console.log("| CLI call | exits |")
+  console.log("| - | - |")
+  for (const [name, list] of Object.entries(cli)) console.log(`| ${name} | ${ms(pick(list, "exit"))} (${ratio(pick(list, "exit"), cliBase)}) |`)
+}
