@@ -130,12 +130,13 @@ describe("mcp-stdio", () => {
       assert.isTrue(subscribed._tag === "Left")
       if (subscribed._tag === "Left") assert.include(JSON.stringify(subscribed.left), "person_required")
 
-      // A second server on the same data folder cannot open it (the first holds it): the official client is told why
-      // when it connects, not only "Connection closed".
+      // A second server on the same data folder cannot open it (the first holds it): the official client is told why,
+      // not only "Connection closed". Its handshake is answered before the folder is opened, so the reason comes with
+      // the answer to the first request that needs the database, or to the handshake when it came later.
       const second = new Client({ name: "stdio-second", version: "0.0.0" })
       const refusedStart = yield* Effect.either(Effect.tryPromise({
-        try: () =>
-          second.connect(
+        try: async () => {
+          await second.connect(
             new StdioClientTransport({
               command: process.execPath,
               args: ["bin/mcp-stdio.mjs"],
@@ -144,7 +145,13 @@ describe("mcp-stdio", () => {
               stderr: "pipe"
             }),
             requestOptions
-          ),
+          )
+          try {
+            await second.listTools(undefined, requestOptions)
+          } finally {
+            await second.close()
+          }
+        },
         catch: (error) => error instanceof Error ? error.message : String(error)
       }))
       assert.isTrue(refusedStart._tag === "Left", "a second server on a held data folder must not start")

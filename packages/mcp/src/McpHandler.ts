@@ -9,6 +9,9 @@
  * the SDK: a batch over {@link Options.maxBatchSize} is refused before anything runs
  * (docs/decisions/0033). Stdio carries no batches: the SDK reads one message per line.
  *
+ * On stdio the host's services open in the background: the opening handshake is answered at once and every other
+ * message waits for them (docs/decisions/0086).
+ *
  * @since 0.1.0
  */
 import {
@@ -24,15 +27,19 @@ import { serveStdio as serveStdioSdk, StdioServerTransport } from "@modelcontext
 import type * as Operation from "@service/core/Operation"
 import { Principal } from "@service/core/Principal"
 import * as Text from "@service/core/Text"
+import type * as Method from "@service/core/Method"
 import * as Arr from "effect/Array"
+import * as Cause from "effect/Cause"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
-import * as NodeReadline from "node:readline"
+import type * as Scope from "effect/Scope"
 import type { Readable, Writable } from "node:stream"
-import type * as Method from "@service/core/Method"
+import { StdioGate } from "./internal/stdioGate.js"
 import * as Toolkit from "./Toolkit.js"
 
 /**
@@ -116,27 +123,36 @@ interface Served<RM> {
   readonly toolkit: Toolkit.Toolkit
   readonly methods: ReadonlyArray<Method.Method<RM>>
   readonly runtime: Runtime.Runtime<RM>
-  readonly events: boolean
 }
 
 /** The MCP Events extension's id (SEP-3415). @since 0.1.0 @category constants */
 export const EVENTS_EXTENSION = "io.modelcontextprotocol/events"
 
-const newServer = <RM>(
-  info: { readonly name: string; readonly version: string; readonly instructions?: string | undefined },
-  served: Served<RM>,
-  principal: Principal | undefined
-): McpServer => {
+// The extension is advertised when its methods are served (SEP-3415 names them `events/*`), unless told.
+const servesEvents = <R, RM>(options: Options<R, RM>): boolean =>
+  options.events ?? (options.methods ?? []).some((method) => method.method.startsWith("events/"))
+
+/** A server that answers the opening handshake (identity, capabilities, instructions) and serves nothing yet. */
+const bareServer = <R, RM>(options: Options<R, RM>): McpServer => {
   // The tool list is fixed for the life of a server: no list_changed notifications will come. The top-level
   // `events` key is not in the SDK's capability type; a variable (not a literal) carries it through unchanged.
   const eventsCapabilities = { extensions: { [EVENTS_EXTENSION]: {} }, events: {} }
-  const capabilities = served.events ? { tools: { listChanged: false }, ...eventsCapabilities } : { tools: { listChanged: false } }
-  const server = new McpServer(
-    { name: info.name, version: info.version },
-    info.instructions === undefined ? { capabilities } : { capabilities, instructions: info.instructions }
+  const capabilities = servesEvents(options) ? { tools: { listChanged: false }, ...eventsCapabilities } : { tools: { listChanged: false } }
+  return new McpServer(
+    { name: options.name, version: options.version },
+    options.instructions === undefined ? { capabilities } : { capabilities, instructions: options.instructions }
   )
+}
+
+const newServer = <R, RM>(options: Options<R, RM>, served: Served<RM>, principal: Principal | undefined): McpServer => {
+  const server = bareServer(options)
   // A request the host did not authenticate gets no tools and no methods: nothing runs without a principal.
-  if (principal === undefined) return server
+  if (principal !== undefined) serveOn(server, served, principal)
+  return server
+}
+
+/** Registers the tools and the extra methods on `server`, answered for `principal`. */
+const serveOn = <RM>(server: McpServer, served: Served<RM>, principal: Principal): void => {
   served.toolkit.register(server, principal)
   const runPromise = Runtime.runPromise(served.runtime)
   for (const method of served.methods) {
@@ -149,7 +165,6 @@ const newServer = <RM>(
       return { ...outcome.right }
     })
   }
-  return server
 }
 
 const errorReporter = (runtime: Runtime.Runtime<never>, what: string) => (error: Error): void => {
@@ -220,13 +235,11 @@ const capBatches = (maxBatchSize: number, maxBodySize: number) =>
   })
 }
 
-const serve = <R, RM>(options: Options<R, RM>): Effect.Effect<Served<RM>, never, Requirements<R, RM>> =>
+const serveFrom = <R, RM>(options: Options<R, RM>): Effect.Effect<Served<RM>, never, Requirements<R, RM>> =>
   Effect.gen(function*() {
     const toolkit = yield* Toolkit.make({ groups: options.groups, prefix: options.prefix })
     const runtime = yield* Effect.runtime<RM>()
-    const methods = options.methods ?? []
-    // The extension is advertised when its methods are served (SEP-3415 names them `events/*`), unless told.
-    return { toolkit, methods, runtime, events: options.events ?? methods.some((method) => method.method.startsWith("events/")) }
+    return { toolkit, methods: options.methods ?? [], runtime }
   })
 
 /**
@@ -240,7 +253,7 @@ export const makeWebHandler = <R, RM = never>(
   options: Options<R, RM>
 ): Effect.Effect<WebHandler, never, Requirements<R, RM>> =>
   Effect.gen(function*() {
-    const served = yield* serve(options)
+    const served = yield* serveFrom(options)
     const runtime = yield* Effect.runtime<never>()
     const maxBodySize = options.maxRequestBodySize ?? defaultMaxRequestBodySize
     const mcp = createMcpHandler((ctx) => newServer(options, served, principalOf(ctx.authInfo)), {
@@ -263,13 +276,26 @@ export const makeWebHandler = <R, RM = never>(
   })
 
 /** @since 0.1.0 @category models */
-export interface StdioOptions<R, RM> extends Options<R, RM> {
-  /** Every call is answered for this principal (stdio has no per-request credential). */
-  readonly principal: Principal
+export interface StdioOptions<R, RM, ROut, E, RIn, EP, RP> extends Options<R, RM> {
+  /**
+   * What the tools and methods run over (the database, the keys...), opened in the background: the opening
+   * handshake is answered meanwhile, and every other request waits for it.
+   */
+  readonly services: Layer.Layer<ROut, E, RIn>
+  /**
+   * The principal every call is answered for (stdio has no per-request credential), found once `services` are
+   * open (it runs over them; what it needs beyond them is the caller's to give). A `Scope` lives as long as the server.
+   */
+  readonly principal: Effect.Effect<Principal, EP, RP>
   /** Defaults to `process.stdin`. */
   readonly stdin?: Readable | undefined
   /** Defaults to `process.stdout`: nothing else may write there. */
   readonly stdout?: Writable | undefined
+  /**
+   * After a failed start, how long requests are still answered with its reason when the client keeps stdin open
+   * (default 10 s).
+   */
+  readonly refuseFor?: Duration.DurationInput | undefined
 }
 
 // Completes when the client closes our input: the SDK transport closes itself then, and so do we.
@@ -289,72 +315,78 @@ const inputEnded = (stdin: Readable): Effect.Effect<void> =>
   })
 
 /**
- * Serves the tools of `groups` and the extra methods over stdio for a fixed principal until the client
- * closes stdin (or the fiber is interrupted). The SDK's `serveStdio` picks the era from the opening
- * message: a `server/discover` probe gets 2026-07-28, an `initialize` the 2025 era.
- *
- * @since 0.1.0 @category constructors
- */
-export const serveStdio = <R, RM = never>(
-  options: StdioOptions<R, RM>
-): Effect.Effect<void, never, Requirements<R, RM>> =>
-  Effect.gen(function*() {
-    const served = yield* serve(options)
-    const runtime = yield* Effect.runtime<never>()
-    const stdin = options.stdin ?? process.stdin
-    const stdout = options.stdout ?? process.stdout
-    yield* Effect.acquireUseRelease(
-      Effect.sync(() =>
-        serveStdioSdk(() => newServer(options, served, options.principal), {
-          transport: new StdioServerTransport(stdin, stdout),
-          onerror: errorReporter(runtime, "MCP stdio server reported an error")
-        })
-      ),
-      () => inputEnded(stdin),
-      (handle) => Effect.promise(() => handle.close())
-    )
-  })
-
-/**
  * JSON-RPC error code of an answer from a stdio server that could not start (the JSON-RPC "server error" range).
  *
  * @since 0.1.0 @category constants
  */
 export const serverStartFailed = -32000
 
-const requestIdOf = (line: string): Option.Option<string | number> => {
-  const parsed = Either.try((): unknown => JSON.parse(line))
-  if (Either.isLeft(parsed)) return Option.none()
-  const message = parsed.right
-  if (typeof message !== "object" || message === null || !("method" in message) || !("id" in message)) return Option.none()
-  const id = message.id
-  return typeof id === "string" || typeof id === "number" ? Option.some(id) : Option.none()
-}
+const reasonOf = (error: unknown): string =>
+  typeof error === "object" && error !== null && "message" in error && typeof error.message === "string" && error.message.length > 0
+    ? error.message
+    : String(error)
 
 /**
- * For a stdio server that could not start (a locked data folder, a bad key): answers every request the client sends
- * (its `server/discover` probe, its `initialize`) with a JSON-RPC error whose message says why, so the client shows
- * the reason instead of "Connection closed". Completes when the client closes stdin, or after `wait` (default 10 s)
- * when it does not.
+ * Serves the tools of `groups` and the extra methods over stdio for one principal until the client closes stdin
+ * (or the fiber is interrupted). The SDK's `serveStdio` picks the era from the opening message: a
+ * `server/discover` probe gets 2026-07-28, an `initialize` the 2025 era.
+ *
+ * The opening handshake (`initialize` and `notifications/initialized`, `server/discover`, `ping`) is answered at
+ * once, while `services` open and `principal` is found in the background; every other message is held, in order,
+ * until then. Tools and methods are registered before the first held message reaches the server, so a `tools/list`
+ * sent right after `initialize` gets the full list. If start-up fails, its reason goes to the log and every held
+ * and later request is answered with a JSON-RPC error ({@link serverStartFailed}, "The server could not start:
+ * <reason>"), so the client shows it instead of "Connection closed"; the effect then fails with the start-up's cause
+ * once the client closes stdin, or after `refuseFor`.
  *
  * @since 0.1.0 @category constructors
  */
-export const refuseStdio = (
-  reason: string,
-  options: { readonly stdin?: Readable | undefined; readonly stdout?: Writable | undefined; readonly wait?: Duration.DurationInput | undefined } = {}
-): Effect.Effect<void> => {
-  const stdin = options.stdin ?? process.stdin
-  const stdout = options.stdout ?? process.stdout
-  const message = `The server could not start: ${reason}`
-  const answering = Effect.async<void>((resume) => {
-    const lines = NodeReadline.createInterface({ input: stdin, crlfDelay: Infinity })
-    lines.on("line", (line) => {
-      const id = requestIdOf(line)
-      if (Option.isNone(id)) return
-      stdout.write(`${JSON.stringify({ jsonrpc: "2.0", id: id.value, error: { code: serverStartFailed, message } })}\n`)
+export const serveStdio = <R, RM, ROut, E, RIn, EP, RP>(
+  options: StdioOptions<R, RM, ROut, E, RIn, EP, RP>
+): Effect.Effect<void, E | EP, RIn | Exclude<Exclude<Requirements<R, RM> | RP, ROut>, Scope.Scope>> =>
+  Effect.gen(function*() {
+    const runtime = yield* Effect.runtime<never>()
+    const stdin = options.stdin ?? process.stdin
+    const stdout = options.stdout ?? process.stdout
+    const gate = new StdioGate(new StdioServerTransport(stdin, stdout))
+    // Servers the opening exchange made before the principal was known (a `server/discover` probe may be
+    // discarded for an `initialize`): they get their tools and methods once it is, before any held message.
+    const unserved: Array<McpServer> = []
+    let serve: ((server: McpServer) => void) | undefined
+    const factory = () => {
+      const server = bareServer(options)
+      if (serve === undefined) unserved.push(server)
+      else serve(server)
+      return server
+    }
+    yield* Effect.acquireRelease(
+      Effect.sync(() => serveStdioSdk(factory, { transport: gate, onerror: errorReporter(runtime, "MCP stdio server reported an error") })),
+      (handle) => Effect.promise(() => handle.close())
+    )
+    const start = Effect.gen(function*() {
+      const context = yield* Layer.build(options.services)
+      const served = yield* serveFrom(options).pipe(Effect.provide(context))
+      const principal = yield* options.principal.pipe(Effect.provide(context))
+      return { served, principal }
     })
-    lines.once("close", () => resume(Effect.void))
-    return Effect.sync(() => lines.close())
-  })
-  return answering.pipe(Effect.timeoutOption(options.wait ?? "10 seconds"), Effect.asVoid)
-}
+    // The client closing stdin during start-up ends it: there is no one left to answer.
+    const started = yield* Effect.raceFirst(
+      Effect.map(Effect.exit(start), Option.some),
+      Effect.as(inputEnded(stdin), Option.none())
+    )
+    if (Option.isNone(started)) return
+    if (Exit.isFailure(started.value)) {
+      const cause = started.value.cause
+      if (Cause.isInterruptedOnly(cause)) return yield* Effect.failCause(cause)
+      const message = `The server could not start: ${reasonOf(Cause.squash(cause))}`
+      gate.refuse(serverStartFailed, message)
+      yield* Effect.logError(message)
+      yield* Effect.timeoutOption(inputEnded(stdin), options.refuseFor ?? "10 seconds")
+      return yield* Effect.failCause(cause)
+    }
+    const { principal, served } = started.value.value
+    serve = (server) => serveOn(server, served, principal)
+    for (const server of unserved.splice(0)) serve(server)
+    gate.open()
+    yield* inputEnded(stdin)
+  }).pipe(Effect.scoped)

@@ -10,6 +10,11 @@
  *   `market_data:read`) when the key is unknown, for a fresh local data folder; the bundles' demo tasks (the demo
  *   corpus) then run in the background.
  *
+ * The client's opening handshake (`initialize`, or the 2026-era `server/discover` probe) is answered at once, from
+ * what needs no database; the database opens (and migrates), the key is authenticated and the demo bootstrapped
+ * meanwhile, and every other request waits for that, then is answered in order (docs/decisions/0086). A start-up
+ * that fails is logged and is the answer to every waiting and later request.
+ *
  * stdout carries protocol messages only: every log line goes to stderr.
  *
  * @since 0.1.0
@@ -20,9 +25,10 @@ import * as Accounts from "@service/core/Accounts"
 import { Authenticator } from "@service/core/Authenticator"
 import { WorkspaceSlug } from "@service/core/Ids"
 import * as McpHandler from "@service/mcp/McpHandler"
-import * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
+import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
@@ -65,57 +71,63 @@ export interface Options {
 }
 
 /**
- * Serves `app` on stdio until the client closes it, over the application's services (which it needs).
+ * Serves `app` on stdio until the client closes it, over `services`, which open in the background: the client's
+ * opening handshake is answered at once, its other requests once the services are open and `SERVICE_API_KEY` is
+ * authenticated (`McpHandler.serveStdio`). A start-up that fails (a locked data folder, an unknown key) is logged,
+ * answered to every request with its reason, and then this effect's failure.
+ *
+ * @since 0.1.0 @category programs
+ */
+export const serveOver = <S, E, D, R, ROut, EL, RIn>(
+  app: App.Application<S, E, D, R>,
+  services: Layer.Layer<ROut, EL, RIn>,
+  options: Options = {}
+) =>
+  McpHandler.serveStdio({
+    ...McpRoute.handlerOptions(app),
+    services,
+    stdin: options.stdin,
+    stdout: options.stdout,
+    principal: Effect.gen(function*() {
+      const apiKey = yield* Config.redacted("SERVICE_API_KEY")
+      const bootstrap = yield* Config.withDefault(Config.boolean("SERVICE_BOOTSTRAP_DEMO"), false)
+      if (bootstrap) yield* bootstrapDemo(apiKey)
+      const authenticator = yield* Authenticator
+      const principal = yield* authenticator.authenticate({ kind: "api_key", secret: apiKey }).pipe(
+        Effect.mapError(() =>
+          new Error("SERVICE_API_KEY is not a valid API key here (SERVICE_BOOTSTRAP_DEMO=1 registers it in a fresh data folder).")
+        )
+      )
+      // Forked only now: a demo load holds the one embedded connection for about a second at first.
+      if (bootstrap) for (const task of app.demo) yield* Effect.forkScoped(task.run)
+      yield* Effect.logInfo(`Serving MCP on stdio for workspace ${principal.workspace.slug}`)
+      // Every call is scope-checked, rate-limited and metered like on HTTP (core.credit_ledger, core.rate_windows).
+      return principal
+    })
+  })
+
+/**
+ * {@link serveOver} the application's services already in context (a test's, a host's).
  *
  * @since 0.1.0 @category programs
  */
 export const serve = <S, E, D, R>(app: App.Application<S, E, D, R>, options: Options = {}) =>
-  Effect.gen(function*() {
-    const apiKey = yield* Config.redacted("SERVICE_API_KEY")
-    const bootstrap = yield* Config.withDefault(Config.boolean("SERVICE_BOOTSTRAP_DEMO"), false)
-    if (bootstrap) yield* bootstrapDemo(apiKey)
-    const authenticator = yield* Authenticator
-    const principal = yield* authenticator.authenticate({ kind: "api_key", secret: apiKey }).pipe(
-      Effect.mapError(() =>
-        new Error("SERVICE_API_KEY is not a valid API key here (SERVICE_BOOTSTRAP_DEMO=1 registers it in a fresh data folder).")
-      )
-    )
-    // Forked only now: a demo load holds the one embedded connection for about a second at first.
-    if (bootstrap) for (const task of app.demo) yield* Effect.forkScoped(task.run)
-    yield* Effect.logInfo(`Serving MCP on stdio for workspace ${principal.workspace.slug}`)
-    // Every call is scope-checked, rate-limited and metered like on HTTP (core.credit_ledger, core.rate_windows).
-    yield* McpHandler.serveStdio({ ...McpRoute.handlerOptions(app), principal, stdin: options.stdin, stdout: options.stdout })
-  })
-
-const describe = (error: unknown): string =>
-  typeof error === "object" && error !== null && "message" in error && typeof error.message === "string" && error.message.length > 0
-    ? error.message
-    : String(error)
+  Effect.contextWithEffect((context: Context.Context<Layer.Layer.Success<App.AppLayer<S, unknown, D>>>) =>
+    serveOver(app, Layer.succeedContext(context), options)
+  )
 
 // stdout belongs to the protocol: every log line goes to stderr.
 const StderrLogger = Logger.replace(Logger.defaultLogger, Logger.prettyLogger({ stderr: true, colors: false }))
 
 /**
- * {@link serve} over the configured database (migrated on start) as a process's main program; a failure is one
- * line on stderr that says what to change, and the answer to the client's first request. Run it with {@link runMain}.
+ * {@link serveOver} the configured database (opened and migrated while the client's handshake is answered) as a
+ * process's main program; a failure is one line on stderr that says what to change, and the answer to every
+ * request the client sends. Run it with {@link runMain}.
  *
  * @since 0.1.0 @category programs
  */
 export const make = <S, E, D, R>(app: App.Application<S, E, D, R>) =>
-  serve(app).pipe(
-    Effect.scoped,
-    Effect.provide(app.layerFromConfig()),
-    // The reason goes to stderr and to the client: its first request is answered with a JSON-RPC error naming it,
-    // so it does not only see "Connection closed" (a locked data folder, an unknown key).
-    Effect.tapErrorCause((cause) =>
-      Cause.isInterruptedOnly(cause) ? Effect.void : Effect.gen(function*() {
-        const reason = describe(Cause.squash(cause))
-        yield* Effect.logError(`mcp-stdio stopped: ${reason}`)
-        yield* McpHandler.refuseStdio(reason)
-      })
-    ),
-    Effect.provide(StderrLogger)
-  )
+  serveOver(app, app.layerFromConfig()).pipe(Effect.provide(StderrLogger))
 
 /**
  * Runs a stdio main program (no pretty logger on stdout).

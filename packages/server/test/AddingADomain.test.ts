@@ -12,9 +12,6 @@
  */
 import { Client as ClientV2, StreamableHTTPClientTransport } from "@modelcontextprotocol/client"
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js"
-import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js"
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
@@ -47,10 +44,11 @@ import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import { createServer } from "node:http"
-import { PassThrough, type Readable, type Writable } from "node:stream"
+import { PassThrough } from "node:stream"
 import * as McpStdio from "../src/McpStdio.js"
 import * as Server from "../src/Server.js"
 import * as Workers from "../src/Workers.js"
+import { StreamTransport } from "./support/StreamTransport.js"
 
 // -----------------------------------------------------------------------------
 // The toy domain, whole
@@ -183,34 +181,6 @@ const tickedBy = (baseUrl: string, named: (worker: string) => boolean) =>
     Effect.flatMap((counted) => (counted.workers.some(named) ? Effect.succeed(counted) : Effect.fail("no tick yet"))),
     Effect.retry(Schedule.spaced(Duration.millis(50)))
   )
-
-/**
- * A client transport over a pair of streams, the stdio server's stdout in and its stdin out: the SDK's own line
- * framing (`ReadBuffer`, `serializeMessage`), which both client generations speak.
- */
-class StreamTransport implements Transport {
-  onclose?: () => void
-  onerror?: (error: Error) => void
-  onmessage?: (message: JSONRPCMessage) => void
-  private readonly buffer = new ReadBuffer()
-  constructor(private readonly input: Readable, private readonly output: Writable) {}
-  start(): Promise<void> {
-    this.input.on("data", (chunk: Buffer) => {
-      this.buffer.append(chunk)
-      for (let message = this.buffer.readMessage(); message !== null; message = this.buffer.readMessage()) this.onmessage?.(message)
-    })
-    return Promise.resolve()
-  }
-  send(message: JSONRPCMessage): Promise<void> {
-    this.output.write(serializeMessage(message))
-    return Promise.resolve()
-  }
-  close(): Promise<void> {
-    this.output.end()
-    this.onclose?.()
-    return Promise.resolve()
-  }
-}
 
 for (const target of TestDatabase.targets()) {
   describe(`a domain declared in a test file, on ${target.name}`, () => {

@@ -9,7 +9,7 @@ import { type JSONRPCMessage, ReadBuffer, serializeMessage, type Transport } fro
 import { getDefaultEnvironment } from "@modelcontextprotocol/client/stdio"
 import { type ChildProcess, spawn } from "node:child_process"
 
-/** What the server writes to stderr once it reads stdin (examples/mcp-stdio/src/main.ts). */
+/** What the server writes to stderr once its services are open and it answers every request (McpStdio.serveOver). */
 export const readyLine = /Serving MCP on stdio/
 
 export class ServerProcess implements Transport {
