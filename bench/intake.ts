@@ -18,6 +18,8 @@
 //    (202) requests per second. Then an open loop at half the bare handler's maximum for `--minutes` against each:
 //    requests leave on a fixed schedule and latency is counted from the scheduled instant (no coordinated omission);
 //    p50/p99 overall and per window (1 minute, or 10 s for runs under 2 minutes).
+//    The client sets no socket limit (an open loop's requests reach the server when scheduled) and lets an address's
+//    connections go only once its last request is answered, so a connection reset is the server's, never the client's.
 //    The door allows 120 requests a minute per client address. The client spreads requests over loopback
 //    addresses (127.1.0.0/16), 100 consecutive requests per address, so no address reaches the limit and the
 //    limiter's stored counter is still written on every request; the bare handler gets the same addresses.
@@ -192,6 +194,13 @@ const PER_ADDRESS = 100
 // Address blocks are handed out once per run, across every client, so no address is used twice in a minute.
 let nextAddressBlock = 0
 
+/** The connections of one loopback source address, and how many of its requests await their answer. */
+interface Sender {
+  readonly agent: Http.Agent
+  readonly address: string
+  inFlight: number
+}
+
 class Client {
   private counter = 0
   /** Connection errors (answered as status 0) by code. */
@@ -199,23 +208,35 @@ class Client {
   /** The bodies of the first 5xx answers. */
   readonly serverErrors: Array<string> = []
   private used = PER_ADDRESS
-  private readonly agents: Array<{ readonly agent: Http.Agent; readonly address: string }> = []
+  private readonly agents: Array<Sender> = []
 
   constructor(readonly port: number, readonly sourceId: string, readonly secret: string, readonly prefix: string) {}
 
-  private agentFor(): { readonly agent: Http.Agent; readonly address: string } {
+  private agentFor(): Sender {
     const current = this.agents[this.agents.length - 1]
     if (current !== undefined && this.used < PER_ADDRESS) {
       this.used += 1
       return current
     }
     const index = nextAddressBlock++
-    const next = { agent: new Http.Agent({ keepAlive: true, maxSockets: 32 }), address: `127.1.${Math.floor(index / 250) % 250}.${1 + (index % 250)}` }
+    // No socket limit: an open loop's requests reach the server when scheduled, never wait in the client's queue.
+    const next: Sender = { agent: new Http.Agent({ keepAlive: true }), address: `127.1.${Math.floor(index / 250) % 250}.${1 + (index % 250)}`, inFlight: 0 }
     this.agents.push(next)
     this.used = 1
-    // Two addresses back every request has been answered (far fewer than 100 are in flight): let it go.
-    if (this.agents.length > 2) this.agents.shift()?.agent.destroy()
+    // An address no longer used is let go once its last request is answered: destroying its agent earlier would
+    // reset the requests still in flight (an overloaded server's), and count them as the server's resets.
+    for (const old of this.agents.splice(0, this.agents.length - 1)) {
+      if (old.inFlight === 0) old.agent.destroy()
+      else this.retiring.add(old)
+    }
     return next
+  }
+
+  private readonly retiring = new Set<Sender>()
+
+  private answered(sender: Sender) {
+    sender.inFlight -= 1
+    if (sender.inFlight === 0 && this.retiring.delete(sender)) sender.agent.destroy()
   }
 
   /** Sends the next event; its status and latency in ms. */
@@ -232,9 +253,11 @@ class Client {
     const timestamp = String(Math.floor(Date.now() / 1000))
     const key = Buffer.from(this.secret.slice("whsec_".length), "base64")
     const signature = `v1,${createHmac("sha256", key).update(`${webhookId}.${timestamp}.${body}`).digest("base64")}`
-    const { address, agent } = this.agentFor()
+    const sender = this.agentFor()
+    const { address, agent } = sender
+    sender.inFlight += 1
     const started = performance.now()
-    return new Promise((resolve) => {
+    return new Promise<{ readonly status: number; readonly ms: number }>((resolve) => {
       const req = Http.request(
         {
           host: "127.0.0.1",
@@ -269,11 +292,13 @@ class Client {
         resolve({ status: 0, ms: performance.now() - started })
       })
       req.end(body)
-    })
+    }).finally(() => this.answered(sender))
   }
 
   close() {
     for (const { agent } of this.agents.splice(0)) agent.destroy()
+    for (const { agent } of this.retiring) agent.destroy()
+    this.retiring.clear()
     this.used = PER_ADDRESS
   }
 }
