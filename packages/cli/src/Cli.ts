@@ -24,9 +24,9 @@ import type * as HelpDoc from "@effect/cli/HelpDoc"
 import type * as Span from "@effect/cli/HelpDoc/Span"
 import * as CliOptions from "@effect/cli/Options"
 import * as ValidationError from "@effect/cli/ValidationError"
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import type * as Runtime from "@effect/platform/Runtime"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Operation from "@service/core/Operation"
 import * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
@@ -510,7 +510,7 @@ export const runWith = <R = never, E = never, A = never, Name extends string = s
   )
 
 /**
- * {@link runWith} over the platform's `fetch` (loading a bundled undici cost a CLI call about a tenth of its start). Provide `NodeContext.layer` and run it with
+ * {@link runWith} over the undici HTTP client. Provide `NodeContext.layer` and run it with
  * `NodeRuntime.runMain({ disableErrorReporting: true, teardown })`.
  *
  * @since 0.1.0 @category running
@@ -522,7 +522,7 @@ export const run = <R = never, E = never, A = never, Name extends string = strin
   void,
   Failure.Failure | Failure.Reported | ValidationError.ValidationError | E,
   CliApp.CliApp.Environment | Exclude<R, HttpClient.HttpClient>
-> => runWith(argv, options).pipe(Effect.provide(FetchHttpClient.layer))
+> => runWith(argv, options).pipe(Effect.provide(NodeHttpClient.layerUndici))
 
 /**
  * The exit code for how a run ended (see {@link Failure.ExitCode}).

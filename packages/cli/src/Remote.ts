@@ -104,19 +104,10 @@ export const request = (
         Failure.Failure.Unexpected({ message: `No value for the path parameter :${param} of ${operation.name}.`, body: undefined })
     }))
 
-/**
- * A readable reason out of a transport error's cause. `fetch` nests the system error one level down under a bare
- * "fetch failed", which says nothing more: the system error alone is the reason then.
- */
+/** A readable reason out of a transport error's cause (undici nests the system error one level down). */
 const causeText = (cause: unknown): string => {
   if (!(cause instanceof Error)) return cause === undefined ? "unknown transport error" : String(cause)
   const inner: unknown = cause.cause
-  if (inner instanceof Error && cause.message === "fetch failed") {
-    // The fetch standard blocks a list of ports (6000, 6665-6669, 10080...); Node's fetch answers "bad port".
-    return inner.message === "bad port"
-      ? "fetch refuses this port (one of the ports browsers block); serve on another port"
-      : inner.message
-  }
   const detail = inner instanceof Error && inner.message !== cause.message ? `: ${inner.message}` : ""
   return `${cause.message}${detail}`
 }
