@@ -230,25 +230,23 @@ const ms = (x) => `${Math.round(x).toLocaleString("en-US")} ms`
 const ratio = (x, base) => `${(x / base).toFixed(1)}x`
 const pick = (list, key) => median(list.map((r) => r[key]))
 console.log(`runs: ${runs} (medians); times from spawn; HTTP RSS of the process tree when /ready answers 200`)
-if (sections.has("http")) {
-  const base = { health: pick(http.baseline, "health"), rss: pick(http.baseline, "rss") }
+// One table: a row per variant; time cells as ratios to the baseline's `baseKey` time, and the RSS to its RSS.
+const printStartTable = (title, variants, baseKey, timeKeys, rssTitle) => {
+  const base = { time: pick(variants.baseline, baseKey), rss: pick(variants.baseline, "rss") }
   console.log("")
-  console.log("| HTTP start | /health answers | /openapi.json (API served) | /ready 200 (corpus published) | RSS |")
-  console.log("| - | - | - | - | - |")
-  for (const [name, list] of Object.entries(http)) {
-    const cell = (key) => `${ms(pick(list, key))} (${ratio(pick(list, key), base.health)})`
-    console.log(`| ${name} | ${cell("health")} | ${cell("api")} | ${cell("ready")} | ${Math.round(pick(list, "rss"))} MB (${ratio(pick(list, "rss"), base.rss)}) |`)
+  console.log(`| ${title} | ${timeKeys.map(([, heading]) => heading).join(" | ")} | ${rssTitle} |`)
+  console.log(`| - | ${timeKeys.map(() => "-").join(" | ")} | - |`)
+  for (const [name, list] of Object.entries(variants)) {
+    const cell = (key) => `${ms(pick(list, key))} (${ratio(pick(list, key), base.time)})`
+    const rss = `${Math.round(pick(list, "rss"))} MB (${ratio(pick(list, "rss"), base.rss)})`
+    console.log(`| ${name} | ${timeKeys.map(([key]) => cell(key)).join(" | ")} | ${rss} |`)
   }
 }
+if (sections.has("http")) {
+  printStartTable("HTTP start", http, "health", [["health", "/health answers"], ["api", "/openapi.json (API served)"], ["ready", "/ready 200 (corpus published)"]], "RSS")
+}
 if (sections.has("stdio")) {
-  const stdioBase = { initialize: pick(stdio.baseline, "initialize"), rss: pick(stdio.baseline, "rss") }
-  console.log("")
-  console.log("| stdio MCP start | initialize answered | tools/list answered (needs the database) | RSS when initialize is answered |")
-  console.log("| - | - | - | - |")
-  for (const [name, list] of Object.entries(stdio)) {
-    const cell = (key) => `${ms(pick(list, key))} (${ratio(pick(list, key), stdioBase.initialize)})`
-    console.log(`| ${name} | ${cell("initialize")} | ${cell("tools")} | ${Math.round(pick(list, "rss"))} MB (${ratio(pick(list, "rss"), stdioBase.rss)}) |`)
-  }
+  printStartTable("stdio MCP start", stdio, "initialize", [["initialize", "initialize answered"], ["tools", "tools/list answered (needs the database)"]], "RSS when initialize is answered")
 }
 if (sections.has("cli")) {
   const cliBase = pick(cli.baseline, "exit")
