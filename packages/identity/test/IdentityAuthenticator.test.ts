@@ -5,9 +5,11 @@ import { assert, layer } from "@effect/vitest"
 import * as Accounts from "@service/core/Accounts"
 import { Authenticator, type PresentedCredential } from "@service/core/Authenticator"
 import * as CoreBundle from "@service/core/CoreBundle"
+import * as CredentialCache from "@service/core/CredentialCache"
 import { Crypto } from "@service/core/Crypto"
 import { WorkspaceSlug } from "@service/core/Ids"
 import * as TestDatabase from "@service/storage/TestDatabase"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -39,6 +41,21 @@ for (const target of TestDatabase.targets()) {
       yield* sql`ALTER TABLE ${sql(table)} ENABLE TRIGGER USER`
     }).pipe(Effect.orDie)
 
+  // On PostgreSQL the notifications of the setup's writes arrive moments after the writes return, and one that lands
+  // after a lookup was held clears the cache. A marker sent now is heard after them (one listening connection, in
+  // commit order), so once it is heard nothing earlier can clear what is held next.
+  const earlierChangesHeard = Effect.gen(function*() {
+    const notifications = yield* CoreNotifications.Notifications
+    const sql = yield* SqlClient.SqlClient
+    const marker = `heard-${Math.random().toString(36).slice(2)}`
+    const heard = yield* Deferred.make<void>()
+    yield* notifications.subscribe(CredentialCache.channel, (payload) => {
+      if (payload === marker) Deferred.unsafeDone(heard, Exit.void)
+    })
+    yield* sql`SELECT pg_notify(${CredentialCache.channel}, ${marker})`
+    yield* Deferred.await(heard)
+  }).pipe(Effect.scoped, Effect.orDie)
+
   const seeded = Effect.gen(function*() {
     const accounts = yield* Accounts.Accounts
     const slug = WorkspaceSlug.make(`w${Math.random().toString(36).slice(2, 10)}`)
@@ -66,6 +83,7 @@ for (const target of TestDatabase.targets()) {
           VALUES ('AccessToken', ${tokenHash(token)}, ${JSON.stringify({ aud: audience, scope: "market_data:read", clientId: "client", grantId })}::jsonb,
                   ${grantId}, now() + interval '1 hour')`
         const bearer = { kind: "bearer", secret: Redacted.make(token), resource: "api" } as const
+        yield* earlierChangesHeard
         const principal = yield* Effect.flatMap(Authenticator, (a) => a.authenticate(bearer))
         assert.deepStrictEqual([principal.credential.kind, Option.map(principal.person, (p) => p.id)], ["bearer", Option.some(person.id)])
         // The token bound to the REST API opens nothing on /mcp: the resource is part of what is held.
@@ -84,6 +102,7 @@ for (const target of TestDatabase.targets()) {
         const { person, workspace } = yield* seeded
         const started = yield* sessions.start(person.id)
         const session = { kind: "session", secret: started.secret, workspace: workspace.slug } as const
+        yield* earlierChangesHeard
         assert.isTrue(yield* succeeds(session))
         yield* unreported("identity.sessions", (sql) => sql`UPDATE identity.sessions SET revoked_at = now() WHERE id = ${started.id}`)
         assert.isTrue(yield* succeeds(session), "held")
