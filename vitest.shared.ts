@@ -1,7 +1,18 @@
+import { defaultClientConditions, defaultServerConditions } from "vite"
 import { defineConfig } from "vitest/config"
+
+/**
+ * The workspace packages' exports name their TypeScript sources under the `@service/source` condition and their
+ * built `dist/` otherwise (what a host installs). Tests run from the sources, so the condition is on here.
+ */
+export const sourceConditions = {
+  resolve: { conditions: ["@service/source", ...defaultClientConditions] },
+  ssr: { resolve: { conditions: ["@service/source", ...defaultServerConditions] } }
+}
 
 // One place for test defaults; every package merges this.
 export default defineConfig({
+  ...sourceConditions,
   test: {
     include: ["test/**/*.test.ts"],
     testTimeout: 60_000,

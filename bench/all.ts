@@ -69,7 +69,7 @@ const run = (argv: ReadonlyArray<string>) =>
     const started = performance.now()
     const [script] = argv
     const command = script?.endsWith(".mjs") ? process.execPath : "npx"
-    const full = script?.endsWith(".mjs") ? [...argv] : ["tsx", ...argv]
+    const full = script?.endsWith(".mjs") ? [...argv] : ["tsx", "--conditions=@service/source", ...argv]
     const child = spawn(command, full, { cwd: root, env: process.env, stdio: ["ignore", "pipe", "inherit"] })
     let stdout = ""
     child.stdout.on("data", (chunk: Buffer) => {

@@ -193,7 +193,7 @@ const spawnWorkers = async (n: number, label: string) => {
       BENCH_DELIVERY_FINGERPRINT_KEY: fingerprintHex
     }
     delete env["DATABASE_URL"]
-    const child = spawn(process.execPath, ["--import", "tsx", script, "--child-worker", `bench-${label}-${i}`, "--concurrency", String(concurrency), "--idle", String(idleMs)], {
+    const child = spawn(process.execPath, ["--conditions=@service/source", "--import", "tsx", script, "--child-worker", `bench-${label}-${i}`, "--concurrency", String(concurrency), "--idle", String(idleMs)], {
       env,
       stdio: ["ignore", "pipe", "pipe"]
     })

@@ -151,7 +151,7 @@ class Child {
     for (const name of ["DATABASE_URL", "DATABASE_READ_URL", "SERVICE_DEMO_API_KEY", "OTEL_EXPORTER_OTLP_ENDPOINT", "PORT", "HOST"]) {
       delete inherited[name]
     }
-    this.child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", ...argv], { cwd: root, env: { ...inherited, ...env }, stdio: ["ignore", "pipe", "pipe"] })
+    this.child = spawn(process.execPath, [...nodeArgs, "--conditions=@service/source", "--import", "tsx", ...argv], { cwd: root, env: { ...inherited, ...env }, stdio: ["ignore", "pipe", "pipe"] })
     const collect = (chunk: Buffer) => {
       this.output += chunk.toString("utf8")
       for (const waiter of this.waiters.splice(0)) waiter()

@@ -150,8 +150,8 @@ const cli = {
   "service market suppliers search (server running)": [],
   "service market suppliers search, from sources (tsx)": []
 }
-const sources = ["--import", "tsx", "examples/server/src/main.ts"]
-const stdioSources = ["--import", "tsx", "examples/mcp-stdio/src/main.ts"]
+const sources = ["--conditions=@service/source", "--import", "tsx", "examples/server/src/main.ts"]
+const stdioSources = ["--conditions=@service/source", "--import", "tsx", "examples/mcp-stdio/src/main.ts"]
 const stdioBuilt = ["examples/mcp-stdio/bin/mcp-stdio.mjs"]
 const timed = (args, env = {}) => {
   const started = performance.now()

@@ -11,6 +11,7 @@
 // templates found relative to a module resolve as they do unbundled; node_modules packages are bundled too (most of the
 // start-up time is their module resolution) except those that read files beside themselves or load native code.
 import { spawnSync } from "node:child_process"
+import * as NodeModule from "node:module"
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { dirname, join, relative, resolve } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
@@ -117,6 +118,8 @@ export const build = async () => {
     esbuildPlugins: [keepModuleUrls],
     esbuildOptions: (options) => {
       options.absWorkingDir = root
+      // The workspace packages' sources, not their dist/ (see sourceConditions in vitest.shared.ts).
+      options.conditions = ["@service/source", "module"]
     }
   })
   const metafile = JSON.parse(readFileSync(join(outDir, "metafile-esm.json"), "utf8"))
@@ -168,6 +171,8 @@ export const run = async (name) => {
   }
   const { register } = await import("tsx/esm/api")
   register()
+  // Registered after tsx, so it runs first: the workspace packages resolve to their sources.
+  NodeModule.register(new URL("./source-condition.mjs", import.meta.url))
   await import(pathToFileURL(join(root, entries[name])).href)
 }
 

@@ -39,6 +39,8 @@ import * as Exit from "effect/Exit"
 import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import { createRequire } from "node:module"
 import * as ColorPolicy from "./ColorPolicy.js"
 import * as CommandTree from "./CommandTree.js"
 import * as Credentials from "./Credentials.js"
@@ -50,8 +52,16 @@ import * as Preflight from "./Preflight.js"
 import * as Remote from "./Remote.js"
 import * as Tabular from "./Tabular.js"
 
-/** @since 0.1.0 @category constants */
-export const version = "0.1.0"
+/**
+ * This package's version, read from its manifest (`../package.json` from `src/` and from `dist/` alike), so `service
+ * --version` follows each release; "unknown" when the code was bundled away from its manifest.
+ *
+ * @since 0.1.0 @category constants
+ */
+export const version: string = Either.try(() => createRequire(import.meta.url)("../package.json")).pipe(
+  Either.flatMap(Schema.decodeUnknownEither(Schema.Struct({ version: Schema.String }))),
+  Either.match({ onLeft: () => "unknown", onRight: (manifest) => manifest.version })
+)
 
 /** @since 0.1.0 @category constants */
 export const defaultBaseUrl = "http://localhost:3000"

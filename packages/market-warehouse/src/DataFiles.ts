@@ -3,11 +3,10 @@
  * the demo corpus, the tests and the generator read), with their provenance and licence in
  * `data/mx/README.md`.
  *
- * The folder is found from this module's own URL. Only modules directly under `src/` may do that: tsup writes
- * every entry and shared chunk directly under `dist/`, so `../data/mx/` names the same folder from `src/*.ts`
- * (tsx, vitest) and from `dist/*.js` (the published build); a module under `src/internal/` would be one level
- * deeper in the sources than in the build. When an application bundles this code into a file of its own (the
- * folder is then not beside it), the folder is found through the installed package instead.
+ * The folder is found from this module's own URL: the build (`tsc -b tsconfig.build.json`) writes `src/X.ts` to
+ * `dist/X.js`, so `../data/mx/` names the same folder from the sources (tsx, vitest) and from the published build.
+ * When an application bundles this code into a file of its own (the folder is then not beside it), the folder is
+ * found through the installed package instead.
  *
  * @since 0.1.0
  */

@@ -40,8 +40,8 @@ export class Child {
       delete inherited[name]
     }
     // The runtimes start from their bundles (bin/*.mjs, see scripts/runtimes.mjs); a test's own TypeScript entry
-    // runs through tsx.
-    this.child = spawn(process.execPath, entry.endsWith(".ts") ? ["--import", "tsx", entry] : [entry], {
+    // runs through tsx, with the workspace packages resolved to their sources (the `@service/source` condition).
+    this.child = spawn(process.execPath, entry.endsWith(".ts") ? ["--conditions=@service/source", "--import", "tsx", entry] : [entry], {
       cwd: packageDirectory,
       env: { ...inherited, ...env },
       stdio: ["ignore", "pipe", "pipe"]
