@@ -60,7 +60,8 @@ const steps: ReadonlyArray<Step> = [
   { name: "door-401", argv: () => ["bench/door-401.ts", ...(quick ? ["--requests", "100"] : [])] },
   { name: "mcp-size", argv: () => ["bench/mcp-size.ts", ...(quick ? ["--runs", "2"] : [])] },
   { name: "envelope-size", argv: () => ["bench/envelope-size.ts"] },
-  { name: "startup", argv: () => ["bench/startup.mjs", quick ? "1" : "3"] }
+  { name: "startup", argv: () => ["bench/startup.mjs", quick ? "1" : "3"] },
+  { name: "hosts", argv: () => ["bench/hosts.ts", "--runs", quick ? "1" : "5"] }
 ]
 
 /** Runs one command, echoing its output, and resolves with its stdout (stderr is progress, shown only). */

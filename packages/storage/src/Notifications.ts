@@ -9,7 +9,6 @@
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type * as PgClient from "@effect/sql-pg/PgClient"
-import type { PGlite } from "@electric-sql/pglite"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
@@ -153,6 +152,16 @@ export const fromPg = (client: PgClient.PgClient): Context.Tag.Service<Notificat
 }
 
 /**
+ * What {@link fromPglite} uses of a PGlite instance. Declared here rather than imported, so these declarations do not
+ * pull in PGlite's own, which need the DOM and Emscripten type libraries a Node host does not have.
+ *
+ * @since 0.1.0 @category models
+ */
+export interface PgliteNotifier {
+  readonly onNotification: (callback: (channel: string, payload: string) => void) => () => void
+}
+
+/**
  * Over embedded PGlite: its notification callback, with the `LISTEN` sent through `client`, the `pg` bridge's one
  * session. PGlite's own `listen` would run its `LISTEN` beside the bridge, inside whatever transaction the bridge
  * has open (and undone if that rolls back). PGlite calls back as soon as the statement that commits the
@@ -161,7 +170,7 @@ export const fromPg = (client: PgClient.PgClient): Context.Tag.Service<Notificat
  *
  * @since 0.1.0 @category constructors
  */
-export const fromPglite = (pglite: PGlite, client: SqlClient.SqlClient): Context.Tag.Service<Notifications> => {
+export const fromPglite = (pglite: PgliteNotifier, client: SqlClient.SqlClient): Context.Tag.Service<Notifications> => {
   const local = makeLocal()
   const listening = new Set<string>()
   pglite.onNotification((channel, payload) => local.deliver(channel, payload))

@@ -1,0 +1,239 @@
+/**
+ * The publishable packages as a registry would receive them: built once for the whole workspace (`tsc -b
+ * tsconfig.build.json`), packed with `npm pack` exactly as `npm publish` packs them, unpacked, and inspected for
+ * what makes a tarball unusable in a host: exports naming files it lacks, dependencies it imports but does not
+ * declare, `effect` as a dependency instead of a peer, internal pins its siblings do not satisfy, no LICENSE.
+ */
+import { execFileSync } from "node:child_process"
+import { createHash } from "node:crypto"
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs"
+import { builtinModules } from "node:module"
+import { join, relative } from "node:path"
+import { fileURLToPath } from "node:url"
+import * as Schema from "effect/Schema"
+import * as Semver from "semver"
+import ts from "typescript"
+
+/** The repository root. */
+export const root = fileURLToPath(new URL("../../../", import.meta.url))
+
+/** The export condition naming a workspace package's TypeScript sources (never what a host resolves). */
+export const SOURCE_CONDITION = "@service/source"
+
+/** The packages a host must get as peers: one copy of each, shared with the host's own. */
+export const isPeerFamily = (name: string): boolean => name === "effect" || name.startsWith("@effect/")
+
+const Versions = Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
+
+/** A package.json, as far as these checks read it. */
+export const Manifest = Schema.Struct({
+  name: Schema.String,
+  version: Schema.String,
+  private: Schema.optional(Schema.Boolean),
+  files: Schema.optional(Schema.Array(Schema.String)),
+  exports: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  dependencies: Versions,
+  peerDependencies: Versions,
+  devDependencies: Versions
+})
+
+/** @see Manifest */
+export type Manifest = typeof Manifest.Type
+
+const readManifest = (file: string): Manifest => Schema.decodeUnknownSync(Schema.parseJson(Manifest))(readFileSync(file, "utf8"))
+
+/** A workspace package that is published. */
+export interface Workspace {
+  readonly name: string
+  readonly dir: string
+  readonly manifest: Manifest
+}
+
+/** Every publishable workspace package (`packages/*` that are not private), by name. */
+export const publishable = (): ReadonlyArray<Workspace> =>
+  readdirSync(join(root, "packages"))
+    .map((folder) => join(root, "packages", folder))
+    .filter((dir) => existsSync(join(dir, "package.json")))
+    .map((dir) => ({ dir, manifest: readManifest(join(dir, "package.json")) }))
+    .filter(({ manifest }) => manifest.private !== true)
+    .map(({ dir, manifest }) => ({ name: manifest.name, dir, manifest }))
+    .sort((a, b) => a.name.localeCompare(b.name))
+
+/**
+ * An environment for npm, node and tsc run on behalf of a host: without what `npm test` or `npm run` put there
+ * (`npm_*`, and `NODE_OPTIONS`, which carries this repository's source condition), so nothing of the workspace
+ * leaks into the host.
+ */
+export const cleanEnv = (extra: Readonly<Record<string, string>> = {}): NodeJS.ProcessEnv => {
+  const env: NodeJS.ProcessEnv = {}
+  for (const [name, value] of Object.entries(process.env)) {
+    if (name.toLowerCase().startsWith("npm_") || name === "NODE_OPTIONS" || name === "INIT_CWD") continue
+    env[name] = value
+  }
+  return { ...env, ...extra }
+}
+
+/** Builds every publishable package's dist/ (incremental: seconds when nothing changed). */
+export const build = (): void => {
+  execFileSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-b", "tsconfig.build.json"], {
+    cwd: root,
+    stdio: ["ignore", "inherit", "inherit"]
+  })
+}
+
+/** One packed tarball. */
+export interface Packed {
+  readonly name: string
+  readonly version: string
+  readonly file: string
+  /** The tarball's contents, unpacked (`package/` stripped). */
+  readonly unpacked: string
+  readonly manifest: Manifest
+  readonly files: ReadonlyArray<string>
+  /** Bytes of the tarball. */
+  readonly size: number
+  readonly unpackedSize: number
+  readonly integrity: string
+  readonly shasum: string
+}
+
+// What `npm pack --json` prints: one entry per tarball.
+const PackOutput = Schema.parseJson(Schema.Array(Schema.Struct({ filename: Schema.String, name: Schema.String, version: Schema.String })))
+
+const listFiles = (dir: string): Array<string> =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? listFiles(join(dir, entry.name)) : [join(dir, entry.name)]
+  )
+
+/**
+ * Packs the given workspaces into `destination` (scripts not run: call {@link build} first) and unpacks each
+ * tarball beside it.
+ */
+export const pack = (workspaces: ReadonlyArray<Workspace>, destination: string): ReadonlyArray<Packed> => {
+  mkdirSync(destination, { recursive: true })
+  const output = execFileSync(
+    "npm",
+    ["pack", "--ignore-scripts", "--json", "--pack-destination", destination, ...workspaces.flatMap((w) => ["--workspace", w.name])],
+    { cwd: root, env: cleanEnv(), encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], maxBuffer: 64 * 1024 * 1024 }
+  )
+  return Schema.decodeUnknownSync(PackOutput)(output).map(({ filename, name, version }) => {
+    const file = join(destination, filename)
+    const unpacked = join(destination, "unpacked", name)
+    mkdirSync(unpacked, { recursive: true })
+    execFileSync("tar", ["-xzf", file, "-C", unpacked, "--strip-components=1"])
+    const bytes = readFileSync(file)
+    const files = listFiles(unpacked).map((path) => relative(unpacked, path)).sort()
+    return {
+      name,
+      version,
+      file,
+      unpacked,
+      manifest: readManifest(join(unpacked, "package.json")),
+      files,
+      size: bytes.length,
+      unpackedSize: files.reduce((sum, path) => sum + statSync(join(unpacked, path)).size, 0),
+      integrity: `sha512-${createHash("sha512").update(bytes).digest("base64")}`,
+      shasum: createHash("sha1").update(bytes).digest("hex")
+    }
+  })
+}
+
+/** The package a bare specifier names (`@scope/name/sub` is `@scope/name`), or undefined for a relative one. */
+export const packageOf = (specifier: string): string | undefined => {
+  if (specifier.startsWith(".") || specifier.startsWith("/") || specifier.startsWith("node:")) return undefined
+  const parts = specifier.split("/")
+  return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0]
+}
+
+const builtins = new Set(builtinModules)
+
+/** The packages a built file imports (static, dynamic and `import("…")` types), from TypeScript's own scanner. */
+export const importedPackages = (source: string): ReadonlyArray<string> => {
+  const { importedFiles } = ts.preProcessFile(source, true, true)
+  return [...new Set(importedFiles.map((file) => packageOf(file.fileName)).filter((name): name is string => name !== undefined))]
+    .filter((name) => !builtins.has(name))
+}
+
+const exportTargets = (value: unknown, condition?: string): ReadonlyArray<{ readonly condition: string | undefined; readonly target: string }> => {
+  if (typeof value === "string") return [{ condition, target: value }]
+  if (typeof value !== "object" || value === null) return []
+  return Object.entries(value).flatMap(([key, inner]) => exportTargets(inner, key))
+}
+
+const matchesFilesEntry = (entry: string, files: ReadonlyArray<string>): boolean =>
+  files.some((file) => file === entry || file.startsWith(`${entry.replace(/\/$/, "")}/`))
+
+/**
+ * What is wrong with one tarball, as sentences (empty when nothing is). `siblings` are the other tarballs of the same
+ * release: an internal dependency must be a range their version satisfies.
+ */
+export const problems = (packed: Packed, siblings: ReadonlyArray<Packed>): ReadonlyArray<string> => {
+  const { manifest, files } = packed
+  const found: Array<string> = []
+  const has = (path: string) => files.includes(path.replace(/^\.\//, ""))
+  if (!has("LICENSE")) found.push("no LICENSE file")
+  for (const entry of manifest.files ?? []) {
+    if (!entry.startsWith("!") && !matchesFilesEntry(entry, files)) found.push(`"files" lists ${entry}, which holds nothing`)
+  }
+  // Exports: every target a host can resolve names a file in the tarball; a pattern's targets exist for every
+  // module it can name (each top-level source module has its JavaScript and its declarations).
+  const sources = files.filter((path) => /^src\/[^/]+\.ts$/.test(path)).map((path) => path.slice("src/".length, -".ts".length))
+  for (const [subpath, value] of Object.entries(manifest.exports ?? {})) {
+    for (const { condition, target } of exportTargets(value)) {
+      const names = target.includes("*") ? sources : [""]
+      for (const name of names) {
+        const path = target.replace("*", name)
+        if (!has(path)) found.push(`exports["${subpath}"]${condition === undefined ? "" : `[${condition}]`} names ${path}, not in the tarball`)
+      }
+    }
+    if (typeof value === "object" && value !== null) {
+      const conditions = Object.keys(value)
+      if (!conditions.includes("types") || !conditions.includes("default")) found.push(`exports["${subpath}"] lacks "types" or "default"`)
+      if (conditions.indexOf("types") > conditions.indexOf("default")) found.push(`exports["${subpath}"] lists "types" after "default"`)
+    }
+  }
+  const dependencies = manifest.dependencies ?? {}
+  const peers = manifest.peerDependencies ?? {}
+  for (const name of Object.keys(dependencies).filter(isPeerFamily)) found.push(`${name} is a dependency, not a peer dependency`)
+  for (const [name, range] of Object.entries({ ...dependencies, ...peers })) {
+    const sibling = siblings.find((s) => s.name === name)
+    if (name.startsWith("@service/")) {
+      if (sibling === undefined) found.push(`depends on ${name}, which this release does not publish`)
+      else if (Semver.validRange(range) === null || Semver.valid(range) !== null) found.push(`depends on ${name} at ${range}: not a range`)
+      else if (!Semver.satisfies(sibling.version, range)) found.push(`depends on ${name}@${range}, but this release has ${sibling.version}`)
+    }
+  }
+  // What the built code imports is declared: under a strict layout (pnpm, or npm with a conflicting copy) an
+  // undeclared package is not there.
+  const declared = new Set([packed.name, ...Object.keys(dependencies), ...Object.keys(peers)])
+  const undeclared = new Map<string, string>()
+  for (const path of files.filter((file) => file.startsWith("dist/") && /\.(js|d\.ts)$/.test(file))) {
+    for (const name of importedPackages(readFileSync(join(packed.unpacked, path), "utf8"))) {
+      if (!declared.has(name) && !undeclared.has(name)) undeclared.set(name, path)
+    }
+  }
+  for (const [name, path] of undeclared) found.push(`${path} imports ${name}, which is not a dependency or peer dependency`)
+  return found
+}
+
+/** Bytes as "1.2 MB". */
+export const formatBytes = (bytes: number): string =>
+  bytes >= 1_000_000 ? `${(bytes / 1_000_000).toFixed(1)} MB` : `${(bytes / 1_000).toFixed(1)} kB`
+
+/** The tarballs as a table: package, version, files, packed and unpacked size, dependencies and peers. */
+export const table = (packed: ReadonlyArray<Packed>): string => {
+  const rows = packed.map((p) => [
+    p.name,
+    p.version,
+    String(p.files.length),
+    formatBytes(p.size),
+    formatBytes(p.unpackedSize),
+    Object.keys(p.manifest.dependencies ?? {}).join(" ") || "-",
+    Object.keys(p.manifest.peerDependencies ?? {}).join(" ") || "-"
+  ])
+  return [
+    "| package | version | files | packed | unpacked | dependencies | peer dependencies |",
+    "| - | - | - | - | - | - | - |",
+    ...rows.map((row) => `| ${row.join(" | ")} |`)
+  ].join("\n")
+}
