@@ -3,20 +3,19 @@
  *
  * 1. The build: `tsc -b tsconfig.build.json --force` over a clean `dist/` of every package (JavaScript,
  *    declarations, maps), then again with nothing changed (the incremental check `npm pack` and the tests pay).
- * 2. The release packed and served from a local registry; host (a) (the typed client) and host (b) (the research
- *    belt in-process) of docs/embedding.md installed from it and compiled, as `npm run hosts` does: packages,
- *    `node_modules` bytes, copies of effect, modules the program loads.
+ * 2. The release packed and served from a local registry; the server host, host (a) (the typed client) and host (b)
+ *    (the research belt in-process) of docs/embedding.md and the every-module host installed from it and compiled, as `npm run
+ *    hosts` does: packages, `node_modules` bytes, copies of effect, modules the program loads (host (a) against the
+ *    guide's server host, started).
  * 3. Host (b)'s start: `node dist/main.js` on a new data folder each time (cold: the PGlite template unpacked,
  *    migrations, the demo corpus loaded and published) and on the same folder again (warm), `--runs` times each.
  *
  * Baseline: a bare `node -e 0` spawned the same way, alternated with the runs.
  */
 import { spawnSync } from "node:child_process"
-import * as Effect from "effect/Effect"
 import { rmSync } from "node:fs"
 import { join } from "node:path"
 import * as Check from "@service/example-hosts/Check"
-import * as DemoServer from "@service/example-hosts/DemoServer"
 import * as Hosts from "@service/example-hosts/Hosts"
 import * as Tarballs from "@service/example-hosts/Tarballs"
 import { stats } from "./Timing.js"
@@ -54,7 +53,7 @@ const main = async () => {
     try {
       const hosts = Check.guideHosts()
       const prepared = new Map<string, Check.Prepared>()
-      for (const name of ["client", "belt"]) {
+      for (const name of ["server", "client", "belt"]) {
         const spec = hosts.get(name)
         if (spec === undefined) throw new Error(`docs/embedding.md has no host ${name}`)
         const host = await Check.prepare(spec, folder, registry.url)
@@ -83,27 +82,30 @@ const main = async () => {
         const s = stats(samples)
         console.log(`| ${label} | ${ms(s.p50)} | ${ms(s.p95)} | ${(s.p50 / base.p50).toFixed(1)}x |`)
       }
-      // Host (a) calls a server: `npm start`'s layers in this process, as `npm run hosts` starts them.
-      const weights = await Effect.runPromise(
-        Effect.gen(function*() {
-          const { baseUrl } = yield* DemoServer.Running
-          const lines: Array<string> = []
-          for (const [name, host] of prepared) {
-            const run = yield* Effect.promise(() =>
-              Check.runProgram(
-                host,
-                name === "belt"
-                  ? { SERVICE_DATA_DIR: join(folder, "data-0") }
-                  : { SERVICE_BASE_URL: baseUrl, SERVICE_API_KEY: DemoServer.API_KEY, SERVICE_WORKSPACE: "demo" }
-              )
-            )
-            const failure = run.ran.find((ran) => ran.code !== 0)
-            if (failure !== undefined) return yield* Effect.dieMessage(Check.describeFailure(failure))
-            lines.push(`| ${name} | ${Check.weight(host, run)} |`)
-          }
-          return lines
-        }).pipe(Effect.provide(DemoServer.layer))
-      )
+      // Host (a) calls the server host; the every-module host shows what all sixteen packages weigh.
+      const every = await Check.prepare(Check.everyModuleHost(release), folder, registry.url)
+      const everyFailure = every.setup.find((ran) => ran.code !== 0)
+      if (everyFailure !== undefined) throw new Error(Check.describeFailure(everyFailure))
+      const server = prepared.get("server")
+      if (server === undefined) throw new Error("no server host")
+      const served = await Check.startServer(server, join(folder, "server-data"))
+      const weights: Array<string> = [`| server | ${Check.weight(server, undefined)} |`]
+      try {
+        for (const [name, host] of [...prepared, ["every-module", every] as const]) {
+          if (name === "server") continue
+          const run = await Check.runProgram(
+            host,
+            name === "belt"
+              ? { SERVICE_DATA_DIR: join(folder, "data-0") }
+              : { SERVICE_BASE_URL: served.baseUrl, SERVICE_API_KEY: Check.DEMO_API_KEY, SERVICE_WORKSPACE: "demo" }
+          )
+          const failure = run.ran.find((ran) => ran.code !== 0)
+          if (failure !== undefined) throw new Error(Check.describeFailure(failure))
+          weights.push(`| ${name} | ${Check.weight(host, run)} |`)
+        }
+      } finally {
+        await served.stop()
+      }
       console.log(`\n| host | weight |\n| - | - |\n${weights.join("\n")}`)
     } finally {
       await registry.close()

@@ -4,6 +4,7 @@
  * repository, run its setup lines (`npm install`, `npx tsc`) and its program (`node …`), and measure what it
  * installed and loaded. Both `npm run hosts` and `test/Hosts.test.ts` drive these steps.
  */
+import { spawn } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -149,5 +150,58 @@ export const everyModuleHost = (release: Release): Hosts.HostSpec => {
       ["src/main.ts", main]
     ]),
     commands: ["npm install", "npx tsc", "node dist/main.js"]
+  }
+}
+
+/** The demo owner's API key the server host is started with (`SERVICE_DEMO_API_KEY`). */
+export const DEMO_API_KEY = "svc_key_hosts_demo_0123456789abcdef"
+
+/** A server host's program, running. */
+export interface Served {
+  readonly baseUrl: string
+  readonly output: () => string
+  readonly stop: () => Promise<void>
+}
+
+/**
+ * Starts the program line of the guide's server host (prepared) on a free loopback port over PGlite in `dataDir`,
+ * with the demo key {@link DEMO_API_KEY}, and waits until `/ready` answers 200 (the demo corpus published). No time
+ * limit: a busy machine is slow, not wrong; a server that exits fails at once. `stop` sends SIGTERM and waits.
+ */
+export const startServer = async (prepared: Prepared, dataDir: string): Promise<Served> => {
+  const [line] = prepared.program
+  if (line === undefined) throw new Error(`host ${prepared.host.spec.name} has no program line`)
+  // `exec`, so the signal reaches node rather than the shell.
+  const child = spawn("sh", ["-c", `exec ${line}`], {
+    cwd: prepared.host.dir,
+    env: Hosts.hostEnv({ PORT: "0", HOST: "127.0.0.1", SERVICE_DATA_DIR: dataDir, SERVICE_DEMO_API_KEY: DEMO_API_KEY }),
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let output = ""
+  const exited = new Promise<number>((resolve) => child.once("exit", (code) => resolve(code ?? 1)))
+  const stop = async () => {
+    if (child.exitCode === null) child.kill("SIGTERM")
+    await exited
+  }
+  try {
+    const baseUrl = await new Promise<string>((resolve, reject) => {
+      const seen = (chunk: Buffer) => {
+        output += chunk.toString("utf8")
+        const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/i.exec(output)
+        if (match?.[1] !== undefined) resolve(match[1])
+      }
+      child.stdout.on("data", seen)
+      child.stderr.on("data", seen)
+      void exited.then((code) => reject(new Error(`\`${line}\` exited with ${code} before listening:\n${output}`)))
+    })
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`\`${line}\` exited with ${child.exitCode}:\n${output}`)
+      const ready = await fetch(`${baseUrl}/ready`).then((response) => response.status === 200, () => false)
+      if (ready) return { baseUrl, output: () => output, stop }
+      await new Promise((resolve) => setTimeout(resolve, 250))
+    }
+  } catch (error) {
+    await stop()
+    throw error
   }
 }

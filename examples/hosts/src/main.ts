@@ -1,21 +1,21 @@
 /**
  * `npm run hosts [-- --keep]`: the check CI runs from tarballs, printed as a report. Packs every publishable
  * package, inspects the tarballs, installs the two hosts of docs/embedding.md from a local registry into a scratch
- * folder, type-checks them and runs them with plain node: host (a) against a server started here, host (b) twice on
- * a new data folder (cold, then warm); and a host of every package importing every public module. Prints the tarballs, each host's weight and the programs' output and times.
+ * folder, type-checks them and runs them with plain node: the server host (started, until /ready), host (a) against
+ * it, host (b) twice on a new data folder (cold, then warm); then a host of every package importing every public
+ * module. Prints the tarballs, each host's weight and the programs' output and times.
  * Exits 1 when any step fails. `--keep` leaves the scratch folder (its path is printed).
  */
-import * as Effect from "effect/Effect"
 import { rmSync } from "node:fs"
 import { join } from "node:path"
 import * as Check from "./Check.js"
-import * as DemoServer from "./DemoServer.js"
+import type * as Hosts from "./Hosts.js"
 import * as Tarballs from "./Tarballs.js"
 
 const log = (line = "") => process.stdout.write(`${line}\n`)
 const seconds = (millis: number) => `${(millis / 1000).toFixed(1)} s`
 
-const main = Effect.gen(function*() {
+const main = async (): Promise<boolean> => {
   const folder = Check.scratch()
   let failed = false
   log(`scratch folder: ${folder}`)
@@ -29,46 +29,65 @@ const main = Effect.gen(function*() {
       log(`PROBLEM ${name}: ${problem}`)
     }
   }
-  const registry = yield* Effect.acquireRelease(Effect.promise(() => Check.serve(release)), (r) => Effect.promise(() => r.close()))
-  const { baseUrl } = yield* DemoServer.Running
-  const hosts = new Map([...Check.guideHosts(), ["every-module", Check.everyModuleHost(release)]])
-  const environments: Record<string, ReadonlyArray<{ readonly label: string; readonly env: Record<string, string> }>> = {
-    client: [{ label: "run", env: { SERVICE_BASE_URL: baseUrl, SERVICE_API_KEY: DemoServer.API_KEY, SERVICE_WORKSPACE: "demo" } }],
-    belt: [
-      { label: "cold (new data folder)", env: { SERVICE_DATA_DIR: join(folder, "belt-data") } },
-      { label: "warm", env: { SERVICE_DATA_DIR: join(folder, "belt-data") } }
-    ]
-  }
-  for (const [name, spec] of hosts) {
-    log(`\n## Host ${name}\n`)
-    const prepared = yield* Effect.promise(() => Check.prepare(spec, folder, registry.url))
-    for (const ran of prepared.setup) log(`${ran.command}: ${ran.code === 0 ? "ok" : "FAILED"} in ${seconds(ran.millis)}`)
-    const setupFailure = prepared.setup.find((ran) => ran.code !== 0)
-    if (setupFailure !== undefined) {
-      failed = true
-      log(Check.describeFailure(setupFailure))
-      continue
+  const registry = await Check.serve(release)
+  let served: Check.Served | undefined
+  try {
+    const guide = Check.guideHosts()
+    const named = (name: string) => {
+      const spec = guide.get(name)
+      if (spec === undefined) throw new Error(`docs/embedding.md describes no host "${name}"`)
+      return spec
     }
-    let last: Check.ProgramRun | undefined
-    for (const { label, env } of environments[name] ?? [{ label: "run", env: {} }]) {
-      const run = yield* Effect.promise(() => Check.runProgram(prepared, env))
-      last = run
-      for (const ran of run.ran) {
-        log(`${ran.command} (${label}): ${ran.code === 0 ? "ok" : "FAILED"} in ${seconds(ran.millis)}, ${run.modules.length} modules`)
-        if (ran.code !== 0) {
-          failed = true
-          log(Check.describeFailure(ran))
-        } else log(ran.stdout.trimEnd().split("\n").map((line) => `    ${line}`).join("\n"))
+    const hosts: ReadonlyArray<Hosts.HostSpec> = [named("server"), named("client"), named("belt"), Check.everyModuleHost(release)]
+    for (const spec of hosts) {
+      log(`\n## Host ${spec.name}\n`)
+      const prepared = await Check.prepare(spec, folder, registry.url)
+      for (const ran of prepared.setup) log(`${ran.command}: ${ran.code === 0 ? "ok" : "FAILED"} in ${seconds(ran.millis)}`)
+      const setupFailure = prepared.setup.find((ran) => ran.code !== 0)
+      if (setupFailure !== undefined) {
+        failed = true
+        log(Check.describeFailure(setupFailure))
+        continue
       }
+      if (spec.name === "server") {
+        const serverStarted = performance.now()
+        served = await Check.startServer(prepared, join(folder, "server-data"))
+        log(`${prepared.program.join(" ")}: ready at ${served.baseUrl} in ${seconds(performance.now() - serverStarted)}`)
+        log(`weight: ${Check.weight(prepared, undefined)}`)
+        continue
+      }
+      const environments: ReadonlyArray<{ readonly label: string; readonly env: Record<string, string> }> = spec.name === "client"
+        ? [{ label: "run", env: { SERVICE_BASE_URL: served?.baseUrl ?? "", SERVICE_API_KEY: Check.DEMO_API_KEY, SERVICE_WORKSPACE: "demo" } }]
+        : spec.name === "belt"
+        ? [
+          { label: "cold (new data folder)", env: { SERVICE_DATA_DIR: join(folder, "belt-data") } },
+          { label: "warm", env: { SERVICE_DATA_DIR: join(folder, "belt-data") } }
+        ]
+        : [{ label: "run", env: {} }]
+      let last: Check.ProgramRun | undefined
+      for (const { label, env } of environments) {
+        const run = await Check.runProgram(prepared, env)
+        last = run
+        for (const ran of run.ran) {
+          log(`${ran.command} (${label}): ${ran.code === 0 ? "ok" : "FAILED"} in ${seconds(ran.millis)}, ${run.modules.length} modules`)
+          if (ran.code !== 0) {
+            failed = true
+            log(Check.describeFailure(ran))
+          } else log(ran.stdout.trimEnd().split("\n").map((line) => `    ${line}`).join("\n"))
+        }
+      }
+      log(`weight: ${Check.weight(prepared, last)}`)
     }
-    log(`weight: ${Check.weight(prepared, last)}`)
+  } finally {
+    await served?.stop()
+    await registry.close()
   }
   if (process.argv.includes("--keep")) log(`\nkept ${folder}`)
   else rmSync(folder, { recursive: true, force: true })
   return failed
-})
+}
 
-Effect.runPromise(main.pipe(Effect.scoped, Effect.provide(DemoServer.layer))).then(
+main().then(
   (failed) => {
     process.exitCode = failed ? 1 : 0
   },

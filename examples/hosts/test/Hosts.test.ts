@@ -3,9 +3,10 @@
  * the tarballs served from a local registry; the two hosts of docs/embedding.md written from its blocks into scratch
  * folders outside the repository, installed from that registry with `npm install`, type-checked (`strict`,
  * `nodenext`, `skipLibCheck: false`) and run with plain `node`, exactly as the guide prints their command lines:
- * (a) the typed client against a running server, (b) the research belt in-process on embedded PGlite, bringing
- * `effect` at the lowest supported version; and a host of every package importing every public module. Each host's
- * install size and module count are printed; the belt's cold and warm start times too (measured, not asserted).
+ * a server (`@service/server`'s Main over `@service/app`), (a) the typed client against that server, (b) the
+ * research belt in-process on embedded PGlite, bringing `effect` at the lowest supported version; and a host of every
+ * package importing every public module. Each host's install size and module count are printed; the belt's cold and
+ * warm start times too (measured, not asserted).
  */
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Duration from "effect/Duration"
@@ -20,7 +21,6 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Check from "../src/Check.js"
 import type * as Hosts from "../src/Hosts.js"
-import * as DemoServer from "../src/DemoServer.js"
 import type * as Registry from "../src/Registry.js"
 import * as Tarballs from "../src/Tarballs.js"
 
@@ -42,6 +42,27 @@ const PackedLive = Layer.scoped(
     ({ folder, registry }) => Effect.promise(() => registry.close().finally(() => rmSync(folder, { recursive: true, force: true })))
   )
 )
+
+class ServerHost extends Context.Tag("ServerHost")<ServerHost, {
+  readonly host: Check.Prepared
+  /** The guide's server running, once its setup succeeded. */
+  readonly served: Check.Served | undefined
+}>() {}
+
+// The guide's server host installed, compiled and started once; host (a) calls it.
+const ServerHostLive = Layer.scoped(
+  ServerHost,
+  Effect.gen(function*() {
+    const { folder, registry } = yield* Packed
+    const host = yield* Effect.promise(() => Check.prepare(guideHost("server"), folder, registry.url))
+    if (host.setup.some((ran) => ran.code !== 0)) return { host, served: undefined }
+    const served = yield* Effect.acquireRelease(
+      Effect.promise(() => Check.startServer(host, join(folder, "server-data"))),
+      (running) => Effect.promise(() => running.stop())
+    )
+    return { host, served }
+  })
+).pipe(Layer.provideMerge(PackedLive))
 
 const succeeded = (ran: Hosts.Ran) => assert.strictEqual(ran.code, 0, Check.describeFailure(ran))
 
@@ -72,9 +93,9 @@ const oneEffect = (host: Check.Prepared, version?: string) => {
 }
 
 describe("docs/embedding.md", () => {
-  it("describes host (a) and host (b): package.json, tsconfig.json, src/main.ts and their command lines", () => {
+  it("describes the server, host (a) and host (b): package.json, tsconfig.json, src/main.ts and their command lines", () => {
     const hosts = Check.guideHosts()
-    assert.deepStrictEqual([...hosts.keys()].sort(), ["belt", "client"])
+    assert.deepStrictEqual([...hosts.keys()].sort(), ["belt", "client", "server"])
     for (const host of hosts.values()) {
       assert.deepStrictEqual([...host.files.keys()].sort(), ["package.json", "src/main.ts", "tsconfig.json"])
       assert.deepStrictEqual(host.commands, ["npm install", "npx tsc", "node dist/main.js"])
@@ -128,7 +149,7 @@ describe("pending changesets", () => {
   })
 })
 
-layer(Layer.merge(PackedLive, DemoServer.layer), { timeout: Duration.infinity, excludeTestServices: true })("from the packed tarballs", (it) => {
+layer(ServerHostLive, { timeout: Duration.infinity, excludeTestServices: true })("from the packed tarballs", (it) => {
   it.effect("every publishable package packs into a tarball a host can use", () =>
     Effect.gen(function*() {
       const { release } = yield* Packed
@@ -144,14 +165,28 @@ layer(Layer.merge(PackedLive, DemoServer.layer), { timeout: Duration.infinity, e
       assert.include(storage?.files ?? [], `template/pglite-${pglite}.tar.br`)
     }))
 
+  it.effect("the server host: @service/server and @service/app from the registry serve the API (npm start in a host)", () =>
+    Effect.gen(function*() {
+      const { host, served } = yield* ServerHost
+      for (const ran of host.setup) succeeded(ran)
+      oneEffect(host)
+      assert.isDefined(served, "listening and /ready")
+      // Its first start unpacked the bundled template, bootstrapped the demo workspace with the given key.
+      const output = served?.output() ?? ""
+      assert.include(output, "from the bundled template")
+      assert.include(output, "workspace   demo")
+      console.log(`server host: ${Check.weight(host, undefined)}`)
+    }))
+
   it.effect("host (a): the typed client, installed from the registry, calls a running server", () =>
     Effect.gen(function*() {
       const { registry } = yield* Packed
-      const { baseUrl } = yield* DemoServer.Running
+      const { served } = yield* ServerHost
+      assert.isDefined(served, "the server host (its setup failed: see that test)")
       const host = yield* prepared("client", guideHost("client"))
       oneEffect(host)
       const run = yield* Effect.promise(() =>
-        Check.runProgram(host, { SERVICE_BASE_URL: baseUrl, SERVICE_API_KEY: DemoServer.API_KEY, SERVICE_WORKSPACE: "demo" })
+        Check.runProgram(host, { SERVICE_BASE_URL: served?.baseUrl ?? "", SERVICE_API_KEY: Check.DEMO_API_KEY, SERVICE_WORKSPACE: "demo" })
       )
       for (const ran of run.ran) succeeded(ran)
       const output = run.ran.at(-1)?.stdout ?? ""
