@@ -48,8 +48,8 @@ const main = async () => {
       console.log(`| \`tsc -b tsconfig.build.json --force\`, no dist/ | ${ms(clean)} |`)
       console.log(`| \`tsc -b tsconfig.build.json\`, nothing changed | ${ms(unchanged)} |\n`)
     }
-    const release = Check.packRelease(folder)
-    const registry = await Check.serve(release)
+    const release = await Check.publishRelease(folder)
+    const registry = release.registry
     try {
       const hosts = Check.guideHosts()
       const prepared = new Map<string, Check.Prepared>()

@@ -1,6 +1,6 @@
 /**
- * The check from tarballs, step by step: build and pack every publishable package, inspect each tarball, serve them
- * from a local registry, then for each host of `docs/embedding.md` write its files into a scratch folder outside the
+ * The check from tarballs, step by step: build every publishable package, publish the release with `changeset
+ * publish` to a local registry and inspect each tarball it received, then for each host of `docs/embedding.md` write its files into a scratch folder outside the
  * repository, run its setup lines (`npm install`, `npx tsc`) and its program (`node …`), and measure what it
  * installed and loaded. Both `npm run hosts` and `test/Hosts.test.ts` drive these steps.
  */
@@ -15,17 +15,28 @@ import * as Tarballs from "./Tarballs.js"
 /** A scratch folder outside the repository for one check: tarballs and hosts. */
 export const scratch = (): string => mkdtempSync(join(tmpdir(), "service-hosts-"))
 
-/** The release as packed: tarballs and what is wrong with each. */
+/** The release as published: the registry holding it, its tarballs and what is wrong with each. */
 export interface Release {
+  readonly registry: Registry.Registry
   readonly packed: ReadonlyArray<Tarballs.Packed>
   readonly problems: ReadonlyMap<string, ReadonlyArray<string>>
 }
 
-/** Builds, packs and inspects every publishable package. */
-export const packRelease = (folder: string): Release => {
+/**
+ * Builds every publishable package, publishes the release with `changeset publish` to a new local registry, and
+ * inspects what it received. Close `release.registry` when done.
+ */
+export const publishRelease = async (folder: string): Promise<Release> => {
   Tarballs.build()
-  const packed = Tarballs.pack(Tarballs.publishable(), join(folder, "packs"))
-  return { packed, problems: new Map(packed.map((p) => [p.name, Tarballs.problems(p, packed)])) }
+  const registry = await Registry.start()
+  try {
+    await Tarballs.publish(registry, folder)
+    const packed = Tarballs.fromRegistry(registry, join(folder, "packs"))
+    return { registry, packed, problems: new Map(packed.map((p) => [p.name, Tarballs.problems(p, packed)])) }
+  } catch (error) {
+    await registry.close()
+    throw error
+  }
 }
 
 /** A host installed from the registry and compiled: its setup lines' results and what its node_modules holds. */
@@ -95,9 +106,6 @@ export const weight = (prepared: Prepared, run: ProgramRun | undefined): string 
     run === undefined ? "" : `${run.modules.length} modules loaded`
   ].filter((part) => part !== "").join("; ")
 }
-
-/** Starts the registry over a release. */
-export const serve = (release: Release): Promise<Registry.Registry> => Registry.start(release.packed)
 
 /**
  * A host of every package and every public module, made from the release rather than from the guide: its program

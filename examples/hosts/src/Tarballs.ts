@@ -1,18 +1,18 @@
 /**
- * The publishable packages as a registry would receive them: built once for the whole workspace (`tsc -b
- * tsconfig.build.json`), packed with `npm pack` exactly as `npm publish` packs them, unpacked, and inspected for
+ * The publishable packages as a registry receives them: built once for the whole workspace (`tsc -b
+ * tsconfig.build.json`), published with `changeset publish` to a local registry, unpacked, and inspected for
  * what makes a tarball unusable in a host: exports naming files it lacks, dependencies it imports but does not
  * declare, `effect` as a dependency instead of a peer, internal pins its siblings do not satisfy, no LICENSE.
  */
-import { execFileSync } from "node:child_process"
-import { createHash } from "node:crypto"
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs"
+import { execFileSync, spawn } from "node:child_process"
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { builtinModules } from "node:module"
 import { join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
 import * as Schema from "effect/Schema"
 import * as Semver from "semver"
 import ts from "typescript"
+import type * as Registry from "./Registry.js"
 
 /** The repository root. */
 export const root = fileURLToPath(new URL("../../../", import.meta.url))
@@ -97,46 +97,59 @@ export interface Packed {
   readonly shasum: string
 }
 
-// What `npm pack --json` prints: one entry per tarball.
-const PackOutput = Schema.parseJson(Schema.Array(Schema.Struct({ filename: Schema.String, name: Schema.String, version: Schema.String })))
-
 const listFiles = (dir: string): Array<string> =>
   readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
     entry.isDirectory() ? listFiles(join(dir, entry.name)) : [join(dir, entry.name)]
   )
 
 /**
- * Packs the given workspaces into `destination` (scripts not run: call {@link build} first) and unpacks each
- * tarball beside it.
+ * Publishes the release as a release does, `changeset publish` (which runs `npm publish` in each package: `prepack`
+ * builds, then the tarball is packed and uploaded), to `registry` instead of the public registry, and no git tags.
+ * Asynchronous on purpose: the registry answers from this process's event loop.
  */
-export const pack = (workspaces: ReadonlyArray<Workspace>, destination: string): ReadonlyArray<Packed> => {
-  mkdirSync(destination, { recursive: true })
-  const output = execFileSync(
-    "npm",
-    ["pack", "--ignore-scripts", "--json", "--pack-destination", destination, ...workspaces.flatMap((w) => ["--workspace", w.name])],
-    { cwd: root, env: cleanEnv(), encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], maxBuffer: 64 * 1024 * 1024 }
-  )
-  return Schema.decodeUnknownSync(PackOutput)(output).map(({ filename, name, version }) => {
-    const file = join(destination, filename)
-    const unpacked = join(destination, "unpacked", name)
+export const publish = async (registry: Registry.Registry, folder: string): Promise<void> => {
+  const host = new URL(registry.url)
+  const userconfig = join(folder, "publish.npmrc")
+  mkdirSync(folder, { recursive: true })
+  // npm publish wants a token for the registry it uploads to; this one accepts any.
+  writeFileSync(userconfig, `@service:registry=${registry.url}/\n//${host.host}${host.pathname}/:_authToken=check-from-tarballs\n`)
+  const child = spawn(process.execPath, [join(root, "node_modules", "@changesets", "cli", "bin.js"), "publish", "--no-git-tag"], {
+    cwd: root,
+    env: cleanEnv({ npm_config_userconfig: userconfig, "npm_config_@service:registry": `${registry.url}/`, CI: "true" }),
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let output = ""
+  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")))
+  child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")))
+  const code = await new Promise<number>((resolve, reject) => {
+    child.on("error", reject)
+    child.on("close", (exit) => resolve(exit ?? 1))
+  })
+  if (code !== 0) throw new Error(`changeset publish exited with ${code}:\n${output.slice(-8000)}`)
+}
+
+/** What `registry` holds, written to `destination` and unpacked beside it. */
+export const fromRegistry = (registry: Registry.Registry, destination: string): ReadonlyArray<Packed> =>
+  registry.published().map((published) => {
+    const file = join(destination, published.filename)
+    const unpacked = join(destination, "unpacked", published.name)
     mkdirSync(unpacked, { recursive: true })
+    writeFileSync(file, published.tarball)
     execFileSync("tar", ["-xzf", file, "-C", unpacked, "--strip-components=1"])
-    const bytes = readFileSync(file)
     const files = listFiles(unpacked).map((path) => relative(unpacked, path)).sort()
     return {
-      name,
-      version,
+      name: published.name,
+      version: published.version,
       file,
       unpacked,
       manifest: readManifest(join(unpacked, "package.json")),
       files,
-      size: bytes.length,
+      size: published.tarball.length,
       unpackedSize: files.reduce((sum, path) => sum + statSync(join(unpacked, path)).size, 0),
-      integrity: `sha512-${createHash("sha512").update(bytes).digest("base64")}`,
-      shasum: createHash("sha1").update(bytes).digest("hex")
+      integrity: published.integrity,
+      shasum: published.shasum
     }
-  })
-}
+  }).sort((a, b) => a.name.localeCompare(b.name))
 
 /** The package a bare specifier names (`@scope/name/sub` is `@scope/name`), or undefined for a relative one. */
 export const packageOf = (specifier: string): string | undefined => {

@@ -1,6 +1,6 @@
 /**
- * `npm run hosts [-- --keep]`: the check CI runs from tarballs, printed as a report. Packs every publishable
- * package, inspects the tarballs, installs the two hosts of docs/embedding.md from a local registry into a scratch
+ * `npm run hosts [-- --keep]`: the check CI runs from tarballs, printed as a report. Publishes the release with
+ * `changeset publish` to a local registry, inspects the tarballs, installs the two hosts of docs/embedding.md from a local registry into a scratch
  * folder, type-checks them and runs them with plain node: the server host (started, until /ready), host (a) against
  * it, host (b) twice on a new data folder (cold, then warm); then a host of every package importing every public
  * module. Prints the tarballs, each host's weight and the programs' output and times.
@@ -20,8 +20,8 @@ const main = async (): Promise<boolean> => {
   let failed = false
   log(`scratch folder: ${folder}`)
   const started = performance.now()
-  const release = Check.packRelease(folder)
-  log(`\n## Tarballs (built and packed in ${seconds(performance.now() - started)})\n`)
+  const release = await Check.publishRelease(folder)
+  log(`\n## Tarballs (built and published with changeset publish in ${seconds(performance.now() - started)})\n`)
   log(Tarballs.table(release.packed))
   for (const [name, problems] of release.problems) {
     for (const problem of problems) {
@@ -29,7 +29,7 @@ const main = async (): Promise<boolean> => {
       log(`PROBLEM ${name}: ${problem}`)
     }
   }
-  const registry = await Check.serve(release)
+  const registry = release.registry
   let served: Check.Served | undefined
   try {
     const guide = Check.guideHosts()

@@ -1,6 +1,6 @@
 /**
- * The check from tarballs (decision 0088): every publishable package packed as `npm publish` packs it and inspected;
- * the tarballs served from a local registry; the two hosts of docs/embedding.md written from its blocks into scratch
+ * The check from tarballs (decision 0088): the release published with `changeset publish` to a local registry and
+ * every tarball it received inspected; the two hosts of docs/embedding.md written from its blocks into scratch
  * folders outside the repository, installed from that registry with `npm install`, type-checked (`strict`,
  * `nodenext`, `skipLibCheck: false`) and run with plain `node`, exactly as the guide prints their command lines:
  * a server (`@service/server`'s Main over `@service/app`), (a) the typed client against that server, (b) the
@@ -30,14 +30,14 @@ class Packed extends Context.Tag("Packed")<Packed, {
   readonly registry: Registry.Registry
 }>() {}
 
-// Built, packed and served once for the file; the scratch folder goes with it.
+// Built, published (changeset publish) and served once for the file; the scratch folder goes with it.
 const PackedLive = Layer.scoped(
   Packed,
   Effect.acquireRelease(
     Effect.promise(async () => {
       const folder = Check.scratch()
-      const release = Check.packRelease(folder)
-      return { folder, release, registry: await Check.serve(release) }
+      const release = await Check.publishRelease(folder)
+      return { folder, release, registry: release.registry }
     }),
     ({ folder, registry }) => Effect.promise(() => registry.close().finally(() => rmSync(folder, { recursive: true, force: true })))
   )
@@ -150,7 +150,7 @@ describe("pending changesets", () => {
 })
 
 layer(ServerHostLive, { timeout: Duration.infinity, excludeTestServices: true })("from the packed tarballs", (it) => {
-  it.effect("every publishable package packs into a tarball a host can use", () =>
+  it.effect("changeset publish uploads every publishable package, as a tarball a host can use", () =>
     Effect.gen(function*() {
       const { release } = yield* Packed
       console.log(`\n${Tarballs.table(release.packed)}\n`)
