@@ -172,17 +172,21 @@ export interface Served {
 }
 
 /**
- * Starts the program line of the guide's server host (prepared) on a free loopback port over PGlite in `dataDir`,
- * with the demo key {@link DEMO_API_KEY}, and waits until `/ready` answers 200 (the demo corpus published). No time
+ * Starts the program line of the guide's server host (prepared) on a free loopback port over PGlite in `dataDir`
+ * (or whatever `extra` says: `DATABASE_URL`), with the demo key {@link DEMO_API_KEY}, and waits until `/ready` answers 200 (the demo corpus published). No time
  * limit: a busy machine is slow, not wrong; a server that exits fails at once. `stop` sends SIGTERM and waits.
  */
-export const startServer = async (prepared: Prepared, dataDir: string): Promise<Served> => {
+export const startServer = async (
+  prepared: Prepared,
+  dataDir: string,
+  extra: Readonly<Record<string, string>> = {}
+): Promise<Served> => {
   const [line] = prepared.program
   if (line === undefined) throw new Error(`host ${prepared.host.spec.name} has no program line`)
   // `exec`, so the signal reaches node rather than the shell.
   const child = spawn("sh", ["-c", `exec ${line}`], {
     cwd: prepared.host.dir,
-    env: Hosts.hostEnv({ PORT: "0", HOST: "127.0.0.1", SERVICE_DATA_DIR: dataDir, SERVICE_DEMO_API_KEY: DEMO_API_KEY }),
+    env: Hosts.hostEnv({ PORT: "0", HOST: "127.0.0.1", SERVICE_DATA_DIR: dataDir, SERVICE_DEMO_API_KEY: DEMO_API_KEY, ...extra }),
     stdio: ["ignore", "pipe", "pipe"]
   })
   let output = ""

@@ -102,8 +102,16 @@ export const write = (spec: HostSpec, parent: string, registryUrl: string): Host
   return { spec, dir }
 }
 
-/** The environment a host's commands run in: none of this repository's npm or Node settings. */
-export const hostEnv = (extra: Readonly<Record<string, string>> = {}): NodeJS.ProcessEnv => cleanEnv(extra)
+// Settings of the service a host's program would read: a host gets only those its caller gives (the PostgreSQL leg's
+// DATABASE_URL must not send the belt into the admin database).
+const serviceSetting = /^(DATABASE_|SERVICE_|OTEL_)|^(PORT|HOST)$/
+
+/** The environment a host's commands run in: none of this repository's npm, Node or service settings, plus `extra`. */
+export const hostEnv = (extra: Readonly<Record<string, string>> = {}): NodeJS.ProcessEnv => {
+  const env = cleanEnv()
+  for (const name of Object.keys(env)) if (serviceSetting.test(name)) delete env[name]
+  return { ...env, ...extra }
+}
 
 /** An installed package under a `node_modules` tree. */
 export interface Installed {

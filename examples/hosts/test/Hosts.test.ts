@@ -3,19 +3,25 @@
  * every tarball it received inspected; the two hosts of docs/embedding.md written from its blocks into scratch
  * folders outside the repository, installed from that registry with `npm install`, type-checked (`strict`,
  * `nodenext`, `skipLibCheck: false`) and run with plain `node`, exactly as the guide prints their command lines:
- * a server (`@service/server`'s Main over `@service/app`), (a) the typed client against that server, (b) the
+ * a server (`@service/server`'s Main over `@service/app`; on a PostgreSQL database of its own when `DATABASE_URL` is
+ * set), (a) the typed client against that server, (b) the
  * research belt in-process on embedded PGlite, bringing `effect` at the lowest supported version; and a host of every
  * package importing every public module. Each host's install size and module count are printed; the belt's cold and
  * warm start times too (measured, not asserted).
  */
 import { assert, describe, it, layer } from "@effect/vitest"
+import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import pg from "pg"
 import * as Semver from "semver"
 import * as Context from "effect/Context"
 import { execFileSync } from "node:child_process"
+import { randomBytes } from "node:crypto"
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -47,7 +53,30 @@ class ServerHost extends Context.Tag("ServerHost")<ServerHost, {
   readonly host: Check.Prepared
   /** The guide's server running, once its setup succeeded. */
   readonly served: Check.Served | undefined
+  readonly database: "PGlite" | "PostgreSQL" | "none"
 }>() {}
+
+// With DATABASE_URL (the PostgreSQL leg), the server host runs on a database of its own there, created and dropped
+// here: its installed `pg` and migrations against a real server. Otherwise on PGlite.
+const serverDatabase = Effect.gen(function*() {
+  const admin = yield* Config.option(Config.redacted("DATABASE_URL"))
+  if (Option.isNone(admin)) return {}
+  const name = `hosts_${randomBytes(6).toString("hex")}`
+  const run = (sql: string) =>
+    Effect.promise(async () => {
+      const client = new pg.Client({ connectionString: Redacted.value(admin.value) })
+      await client.connect()
+      try {
+        await client.query(sql)
+      } finally {
+        await client.end()
+      }
+    })
+  yield* Effect.acquireRelease(run(`CREATE DATABASE ${name}`), () => run(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))
+  const url = new URL(Redacted.value(admin.value))
+  url.pathname = `/${name}`
+  return { DATABASE_URL: url.href }
+})
 
 // The guide's server host installed, compiled and started once; host (a) calls it.
 const ServerHostLive = Layer.scoped(
@@ -55,12 +84,13 @@ const ServerHostLive = Layer.scoped(
   Effect.gen(function*() {
     const { folder, registry } = yield* Packed
     const host = yield* Effect.promise(() => Check.prepare(guideHost("server"), folder, registry.url))
-    if (host.setup.some((ran) => ran.code !== 0)) return { host, served: undefined }
+    if (host.setup.some((ran) => ran.code !== 0)) return { host, served: undefined, database: "none" }
+    const database = yield* serverDatabase.pipe(Effect.orDie)
     const served = yield* Effect.acquireRelease(
-      Effect.promise(() => Check.startServer(host, join(folder, "server-data"))),
+      Effect.promise(() => Check.startServer(host, join(folder, "server-data"), database)),
       (running) => Effect.promise(() => running.stop())
     )
-    return { host, served }
+    return { host, served, database: "DATABASE_URL" in database ? "PostgreSQL" : "PGlite" }
   })
 ).pipe(Layer.provideMerge(PackedLive))
 
@@ -167,15 +197,16 @@ layer(ServerHostLive, { timeout: Duration.infinity, excludeTestServices: true })
 
   it.effect("the server host: @service/server and @service/app from the registry serve the API (npm start in a host)", () =>
     Effect.gen(function*() {
-      const { host, served } = yield* ServerHost
+      const { host, served, database } = yield* ServerHost
       for (const ran of host.setup) succeeded(ran)
       oneEffect(host)
       assert.isDefined(served, "listening and /ready")
-      // Its first start unpacked the bundled template, bootstrapped the demo workspace with the given key.
+      // Its first start made its database (on PGlite from the bundled template) and bootstrapped the demo workspace.
       const output = served?.output() ?? ""
-      assert.include(output, "from the bundled template")
+      if (database === "PGlite") assert.include(output, "from the bundled template")
+      else assert.match(output, /database: PostgreSQL/)
       assert.include(output, "workspace   demo")
-      console.log(`server host: ${Check.weight(host, undefined)}`)
+      console.log(`server host on ${database}: ${Check.weight(host, undefined)}`)
     }))
 
   it.effect("host (a): the typed client, installed from the registry, calls a running server", () =>
