@@ -265,4 +265,22 @@ layer(ServerHostLive, { timeout: Duration.infinity, excludeTestServices: true })
       assert.match(run.ran.at(-1)?.stdout ?? "", new RegExp(`^${modules.length} modules, \\d+ exports$`, "m"))
       console.log(`every module: ${Check.weight(host, run)}`)
     }))
+
+  it.effect("a host on an effect below the supported range is refused by npm (ERESOLVE), not given a second copy", () =>
+    Effect.gen(function*() {
+      const { folder, registry, release } = yield* Packed
+      const core = `^${release.packed.find((p) => p.name === "@service/core")?.version ?? "0.0.0"}`
+      const manifest = { name: "old-effect-host", private: true, type: "module", dependencies: { "@service/core": core, effect: "3.21.0" } }
+      const spec: Hosts.HostSpec = {
+        name: "old-effect",
+        files: new Map([["package.json", JSON.stringify(manifest)]]),
+        commands: ["npm install"]
+      }
+      const host = yield* Effect.promise(() => Check.prepare(spec, folder, registry.url))
+      const [install] = host.setup
+      assert.notStrictEqual(install?.code, 0, "npm install should refuse")
+      assert.include(install?.stderr ?? "", "ERESOLVE")
+      assert.match(install?.stderr ?? "", /peer effect@"\^3\.22\.2"/)
+      assert.deepStrictEqual(host.packages.filter((p) => p.name === "effect"), [])
+    }))
 })
