@@ -193,6 +193,10 @@ export const problems = (packed: Packed, siblings: ReadonlyArray<Packed>): Reado
   const sources = files.filter((path) => /^src\/[^/]+\.ts$/.test(path)).map((path) => path.slice("src/".length, -".ts".length))
   for (const [subpath, value] of Object.entries(manifest.exports ?? {})) {
     for (const { condition, target } of exportTargets(value)) {
+      // What a host resolves is built output: only the workspace's own condition may name a TypeScript source.
+      if (condition !== SOURCE_CONDITION && subpath !== "./package.json" && !/^\.\/dist\/.*\.(d\.ts|js)$/.test(target)) {
+        found.push(`exports["${subpath}"]${condition === undefined ? "" : `[${condition}]`} names ${target}, not built output`)
+      }
       const names = target.includes("*") ? sources : [""]
       for (const name of names) {
         const path = target.replace("*", name)
