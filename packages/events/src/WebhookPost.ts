@@ -26,8 +26,8 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import { AddressGuard, Rule, UrlRejected } from "./AddressGuard.js"
-import { type Answer, type Failure, post } from "./internal/postExchange.js"
+import { AddressGuard, Rule, UrlRejected } from "@service/core/AddressGuard"
+import * as GuardedHttp from "@service/core/GuardedHttp"
 import { signAll } from "./WebhookSignature.js"
 
 // -----------------------------------------------------------------------------
@@ -181,8 +181,8 @@ export interface SendInput {
 // -----------------------------------------------------------------------------
 
 type Exchange =
-  | { readonly _tag: "Answered"; readonly answer: Answer; readonly latencyMs: number }
-  | { readonly _tag: "Failed"; readonly failure: Failure }
+  | { readonly _tag: "Answered"; readonly answer: GuardedHttp.Answer; readonly latencyMs: number }
+  | { readonly _tag: "Failed"; readonly failure: GuardedHttp.Failure }
   | { readonly _tag: "TimedOut" }
   | { readonly _tag: "Refused"; readonly error: UrlRejected }
 
@@ -202,7 +202,7 @@ const signedExchange = (input: SendInput, bodyCap: number, options: Options | un
       "webhook-signature": signAll({ secrets: Arr.map(input.secrets, Redacted.value), id: input.id, timestamp, body: input.body })
     }
     const exchange: Effect.Effect<Exchange> = guard.check(input.url).pipe(
-      Effect.flatMap((target) => post(target, headers, input.body, bodyCap)),
+      Effect.flatMap((target) => GuardedHttp.exchange(target, { method: "POST", headers, body: input.body, bodyCap })),
       Effect.flatMap((answer) =>
         Effect.map(Clock.currentTimeMillis, (now): Exchange => ({ _tag: "Answered", answer, latencyMs: now - started }))
       ),
@@ -228,7 +228,7 @@ const retryAfterOf = (value: string | undefined, nowMillis: number): Option.Opti
   return Number.isNaN(date) ? Option.none() : Option.some(Duration.millis(Math.max(0, date - nowMillis)))
 }
 
-const classify = (answer: Answer, latencyMs: number, nowMillis: number): Outcome => {
+const classify = (answer: GuardedHttp.Answer, latencyMs: number, nowMillis: number): Outcome => {
   const { status } = answer
   if (status >= 200 && status < 300) return Delivered.make({ status, latencyMs })
   if (status === 410) return Gone.make({})
@@ -349,7 +349,7 @@ const decodeEcho = Schema.decodeUnknownEither(Echo)
 
 const nonce = (): string => randomBytes(24).toString("base64url")
 
-const judgeEcho = (answer: Answer, challenge: string): VerificationOutcome => {
+const judgeEcho = (answer: GuardedHttp.Answer, challenge: string): VerificationOutcome => {
   if (answer.status < 200 || answer.status >= 300) {
     return ChallengeFailed.make({ detail: `the receiver answered ${answer.status}, not 2xx` })
   }

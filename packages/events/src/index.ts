@@ -1,7 +1,6 @@
 /**
  * @since 0.1.0
  */
-export * as AddressGuard from "./AddressGuard.js"
 export * as Catalog from "./Catalog.js"
 export * as Delivery from "./Delivery.js"
 export * as DeliveryLog from "./DeliveryLog.js"

@@ -12,7 +12,7 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
-import * as AddressGuard from "../src/AddressGuard.js"
+import * as AddressGuard from "@service/core/AddressGuard"
 import {
   DEFAULT_TIMEOUT,
   failureReason,

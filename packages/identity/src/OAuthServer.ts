@@ -18,6 +18,8 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as CredentialCache from "@service/core/CredentialCache"
 import { Crypto } from "@service/core/Crypto"
 import { PersonId, WorkspaceId } from "@service/core/Ids"
+import { AddressGuard } from "@service/core/AddressGuard"
+import * as GuardedHttp from "@service/core/GuardedHttp"
 import { corsOrigins, PublicAddress } from "@service/core/PublicAddress"
 import { Scope, scopeDescriptions } from "@service/core/Principal"
 import * as Context from "effect/Context"
@@ -141,6 +143,10 @@ const consentHeaders = {
 const sendPage = (response: ServerResponse, status: number, title: string, body: string) =>
   send(response, status, "text/html; charset=utf-8", page(title, body), consentHeaders)
 
+// A client metadata document or a JWKS is a few kilobytes; the provider's own limits are tighter still.
+const FETCHED_BODY_CAP = 64 * 1024
+const FETCH_TIMEOUT = "5 seconds"
+
 /**
  * @since 0.1.0 @category constructors
  */
@@ -150,6 +156,7 @@ export const make = Effect.gen(function*() {
   const people = yield* People
   const publicAddress = yield* PublicAddress
   const crypto = yield* Crypto
+  const guard = yield* AddressGuard
   const runtime = yield* Effect.runtime<SqlClient.SqlClient>()
   const run = Runtime.runPromise(runtime)
 
@@ -184,6 +191,10 @@ export const make = Effect.gen(function*() {
     const resources = new Map((["mcp", "api"] as const).map((resource) => [where.resource(resource), resource]))
     const configuration: Configuration = {
       adapter: OAuthStore.make(runtime, errors),
+      // Every address the provider fetches (a client_id metadata document, a client's JWKS or logout URI) is chosen
+      // by whoever sends the request, before any sign-in: it goes through the same guard as webhook deliveries, so
+      // nothing internal is ever connected to (decision 0089).
+      fetch: GuardedHttp.fetchThrough(guard, { bodyCap: FETCHED_BODY_CAP, timeout: FETCH_TIMEOUT }),
       clients: [{
         client_id: cliClientId,
         client_name: "service CLI",
@@ -475,5 +486,6 @@ ${scopes.map((scope) => `<label><input type="checkbox" name="scope" value="${esc
 })
 
 /** @since 0.1.0 @category layers */
-export const layer: Layer.Layer<OAuthServer, never, SqlClient.SqlClient | Sessions | People | PublicAddress | Crypto> = Layer.effect(OAuthServer, make)
+export const layer: Layer.Layer<OAuthServer, never, SqlClient.SqlClient | Sessions | People | PublicAddress | Crypto | AddressGuard> =
+  Layer.effect(OAuthServer, make)
 

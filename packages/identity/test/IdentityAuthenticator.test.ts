@@ -3,6 +3,7 @@ import * as CoreNotifications from "@service/core/Notifications"
 import * as StorageNotifications from "@service/storage/Notifications"
 import { assert, layer } from "@effect/vitest"
 import * as Accounts from "@service/core/Accounts"
+import * as AddressGuard from "@service/core/AddressGuard"
 import { Authenticator, type PresentedCredential } from "@service/core/Authenticator"
 import * as CoreBundle from "@service/core/CoreBundle"
 import * as CredentialCache from "@service/core/CredentialCache"
@@ -27,6 +28,7 @@ for (const target of TestDatabase.targets()) {
   const Env = IdentityBundle.layer.pipe(
     Layer.provideMerge(CoreBundle.bundle.layer),
     Layer.provideMerge(Crypto.layerTest),
+    Layer.provideMerge(AddressGuard.layer),
     // The database's notifications under core's port, as App.layer connects them.
     Layer.provideMerge(Layer.effect(CoreNotifications.Notifications, StorageNotifications.Notifications)),
     Layer.provideMerge(TestDatabase.withMigrations(target, [...CoreBundle.bundle.migrations, IdentityMigrations.migrations]))

@@ -4,7 +4,7 @@
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as App from "@service/app/App"
-import * as AddressGuard from "@service/events/AddressGuard"
+import * as AddressGuard from "@service/core/AddressGuard"
 import * as Workers from "@service/server/Workers"
 import * as Effect from "effect/Effect"
 

@@ -1,7 +1,9 @@
 /**
- * Whether a delivery URL may be contacted: the service posts to addresses chosen by its users (Destinations,
- * MCP subscriptions), so without a guard any user could make it reach its own network, the cloud metadata
- * endpoint or a neighbour's private service (server-side request forgery).
+ * Whether an address someone else chose may be contacted: the service posts to addresses chosen by its users
+ * (Destinations, MCP subscriptions) and its OAuth server fetches what an unauthenticated request names (a client's
+ * metadata document, JWKS or logout URI), so without a guard anyone could make it reach its own network, the cloud
+ * metadata endpoint or a neighbour's private service (server-side request forgery). One guard serves every outgoing
+ * request; `GuardedHttp` sends them (decision 0089).
  *
  * The rules: `https:` only; no user name or password in the URL; the host resolved once and EVERY address it
  * resolves to a global unicast address (no loopback, private, link-local and metadata, carrier-grade NAT,
@@ -15,7 +17,8 @@
  * special-purpose blocks it does not name (IANA special-purpose address registries).
  *
  * On a developer's machine `SERVICE_DELIVERY_ALLOW_PRIVATE_ADDRESSES=true` ({@link layerConfig}) also admits
- * `http:`, loopback and private receivers; cloud metadata endpoints stay refused (decision 0070).
+ * `http:`, loopback and private addresses, for deliveries and the OAuth server's fetches alike; cloud metadata
+ * endpoints stay refused (decision 0070).
  *
  * @since 0.1.0
  */
@@ -108,7 +111,7 @@ export const systemResolve: Resolve = (hostname) =>
   )
 
 /** @since 0.1.0 @category tags */
-export class AddressGuard extends Context.Tag("@service/events/AddressGuard")<AddressGuard, {
+export class AddressGuard extends Context.Tag("@service/core/AddressGuard")<AddressGuard, {
   /** Parses, resolves and validates a delivery URL; every call resolves afresh. */
   readonly check: (url: string) => Effect.Effect<Target, UrlRejected>
 }>() {}
@@ -351,8 +354,9 @@ export const makeAllowingPrivateAddresses = (options?: { readonly resolve?: Reso
 
 /**
  * `SERVICE_DELIVERY_ALLOW_PRIVATE_ADDRESSES`: whether Destinations and MCP subscriptions may name `http:`,
- * loopback and private receivers. For local development and tests only, never production: with it on, anyone who
- * may create a Destination can make the service post to its own host and network.
+ * loopback and private receivers, and the OAuth server fetch a client's documents from them. For local development
+ * and tests only, never production: with it on, anyone who may create a Destination, or send an authorization
+ * request, can make the service connect to its own host and network.
  *
  * @since 0.1.0
  * @category config
@@ -360,7 +364,7 @@ export const makeAllowingPrivateAddresses = (options?: { readonly resolve?: Reso
 export const allowPrivateAddressesConfig: Config.Config<boolean> = Config.boolean("SERVICE_DELIVERY_ALLOW_PRIVATE_ADDRESSES").pipe(
   Config.withDefault(false),
   Config.withDescription(
-    "Local development and tests only, never production: let Destinations and MCP subscriptions deliver to http, loopback and private addresses (cloud metadata stays refused)."
+    "Local development and tests only, never production: let Destinations and MCP subscriptions deliver to, and the OAuth server fetch client documents from, http, loopback and private addresses (cloud metadata stays refused)."
   )
 )
 
@@ -371,7 +375,7 @@ export const allowPrivateAddressesConfig: Config.Config<boolean> = Config.boolea
  * @category config
  */
 export const allowPrivateAddressesWarning =
-  "SERVICE_DELIVERY_ALLOW_PRIVATE_ADDRESSES is on: webhooks may be delivered to http, loopback and private addresses. For local development only; never in production."
+  "SERVICE_DELIVERY_ALLOW_PRIVATE_ADDRESSES is on: webhooks may be delivered to, and OAuth client documents fetched from, http, loopback and private addresses. For local development only; never in production."
 
 /**
  * The warnings the configuration calls for: one line while the private-address setting is on, none otherwise.
