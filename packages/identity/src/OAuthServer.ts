@@ -279,6 +279,19 @@ ${form}<button type="submit" form="op.deviceConfirmForm">Continue</button>
           }
         }
       },
+      // The CLI's client is shared by every copy of `service login`: a grant remembered for it would let anyone's
+      // device code ride on the person's earlier consent. It asks every time; other clients keep theirs.
+      loadExistingGrant: async (ctx) => {
+        const decided = ctx.oidc.result?.["consent"]
+        const fresh = typeof decided === "object" && decided !== null && "grantId" in decided && typeof decided.grantId === "string"
+          ? decided.grantId
+          : undefined
+        if (fresh !== undefined) return ctx.oidc.provider.Grant.find(fresh)
+        const clientId = ctx.oidc.client?.clientId
+        if (clientId === undefined || clientId === cliClientId) return undefined
+        const remembered = ctx.oidc.session?.grantIdFor(clientId)
+        return remembered === undefined ? undefined : ctx.oidc.provider.Grant.find(remembered)
+      },
       issueRefreshToken: (_ctx, client) => client.grantTypeAllowed("refresh_token"),
       expiresWithSession: () => false,
       rotateRefreshToken: true,
@@ -306,6 +319,16 @@ ${form}<button type="submit" form="op.deviceConfirmForm">Continue</button>
     }
     const provider = new Provider(where.issuer, configuration)
     provider.proxy = where.base.startsWith("https://")
+    // The provider's own pages (the device code and confirmation pages, error pages, the pages that submit a form
+    // onwards by script) refuse to be framed, as ours do. Only framing is added: such a page may carry the
+    // provider's own policy (a script nonce), which is kept.
+    provider.use(async (ctx, next) => {
+      await next()
+      if (!/text\/html/.test(String(ctx.response.get("content-type")))) return
+      const policy = String(ctx.response.get("content-security-policy"))
+      ctx.set("content-security-policy", policy === "" ? "frame-ancestors 'none'" : `${policy}; frame-ancestors 'none'`)
+      ctx.set("x-frame-options", "DENY")
+    })
     return { provider, callback: provider.callback(), where, errors }
   })
 
