@@ -117,6 +117,10 @@ for (const target of TestDatabase.targets()) {
         expect(wrongToken, 401)
         const listed = Schema.decodeUnknownSync(Keys)((yield* rest(port, "GET", api("/keys"), asBrowser(ana, false))).text)
         assert.deepStrictEqual(listed.keys, [], "nothing was created without the token")
+
+        // Issue 32 row 19: an explicit credential decides; the ambient cookie is no fallback for a bad one.
+        expect(yield* rest(port, "GET", api("/members"), { ...asBrowser(ana, false), "x-api-key": "svc_key_bogus" }), 401)
+        expect(yield* rest(port, "GET", api("/members"), { ...asBrowser(ana, false), authorization: "Bearer bogus" }), 401)
       }))
 
     it.effect("keys act as their person within their scopes; only a session gives commercial:activate; revocation is at once", () =>

@@ -47,6 +47,15 @@ const safeMethods = new Set(["GET", "HEAD", "OPTIONS"])
 export const ambiguous = (headers: Readonly<Record<string, string | undefined>>): boolean =>
   (headers["x-api-key"] ?? "").length > 0 && (headers["authorization"] ?? "").length > 0
 
+/**
+ * Whether a request names a credential of its own (`x-api-key` or `Authorization`). Then that credential decides:
+ * the session cookie a browser sends along is never a fallback for a key or token that does not verify.
+ *
+ * @since 0.1.0 @category checks
+ */
+export const explicit = (headers: Readonly<Record<string, string | undefined>>): boolean =>
+  (headers["x-api-key"] ?? "").length > 0 || (headers["authorization"] ?? "").length > 0
+
 /** The workspace slug a request's path names (`/api/v1/workspaces/<slug>/…`), if any. */
 const workspaceOf = (url: string): string | undefined => {
   const match = /\/workspaces\/([^/?#]+)/.exec(url)
@@ -93,7 +102,7 @@ export const layer: Layer.Layer<Authentication, never, Authenticator> = Layer.ef
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
         const value = Redacted.value(secret) !== "" ? secret : Redacted.make(request.cookies["__Host-service_session"] ?? "")
-        if (Redacted.value(value) === "" || ambiguous(request.headers)) return yield* Effect.flatMap(unauthorized, Effect.fail)
+        if (Redacted.value(value) === "" || explicit(request.headers)) return yield* Effect.flatMap(unauthorized, Effect.fail)
         return yield* authenticator.authenticate({
           kind: "session",
           secret: value,
