@@ -125,6 +125,20 @@ const sendEvent = (doorPath: string, secret: string, id: string, data: Readonly<
     }, body)
   })
 
+/** Sends a body, signed as a CloudEvent would be, to a Source's door address. */
+const sendSigned = (doorPath: string, secret: string, id: string, body: string) =>
+  Effect.gen(function*() {
+    const { port } = yield* Running
+    const timestamp = Math.floor(Date.now() / 1000)
+    const signature = StandardWebhooks.sign({ secret, id: `msg_${id}`, timestamp, body: new TextEncoder().encode(body) })
+    return yield* rest(port, "POST", doorPath, {
+      "content-type": "application/cloudevents+json",
+      "webhook-id": `msg_${id}`,
+      "webhook-timestamp": String(timestamp),
+      "webhook-signature": signature
+    }, body)
+  })
+
 /** Reads an Arrival until a worker has settled it (no wall-clock budget: a busy machine is slow, not wrong). */
 const settled = (arrivalId: string, key = OWNER_KEY, slug = "demo") =>
   call(ArrivalView, 200, "GET", api(`/door/arrivals/${arrivalId}`, slug), key).pipe(
@@ -154,6 +168,15 @@ for (const target of TestDatabase.targets()) {
 
         const first = yield* sendEvent(created.source.door_path, created.secret, "api-1", { email: "api.one@acme.mx" })
         assert.strictEqual(first.status, 202, first.text)
+
+        // Issue 32 row 20: a correctly signed event nested 10,000 deep is refused like the unsigned one, not a 500.
+        const deep = `{"specversion":"1.0","id":"deep-1","source":"https://forms.example.com/api","type":"contact.created","data":{"email":"deep@acme.mx","a":${"[".repeat(10_000)}${"]".repeat(10_000)}}}`
+        const deepObjects = `{"specversion":"1.0","id":"deep-2","source":"https://forms.example.com/api","type":"contact.created","data":${'{"a":'.repeat(10_000)}1${"}".repeat(10_000)}}`
+        for (const [id, body] of [["deep-1", deep], ["deep-2", deepObjects]] as const) {
+          const tooDeep = yield* sendSigned(created.source.door_path, created.secret, id, body)
+          assert.strictEqual(tooDeep.status, 400, `${id}: ${tooDeep.text.slice(0, 400)}`)
+          assert.include(tooDeep.text, "invalid_event")
+        }
 
         const paused = yield* call(SourceView, 200, "PATCH", api(`/door/sources/${id}`), OWNER_KEY, { status: "paused", name: "Website form (paused)" })
         assert.deepStrictEqual([paused.status, paused.name], ["paused", "Website form (paused)"])
@@ -271,6 +294,16 @@ for (const target of TestDatabase.targets()) {
 
         // A tool with no template: its first notice is kept as the example, a person confirms the mapping.
         const generic = yield* call(Created, 200, "POST", api("/door/sources"), OWNER_KEY, { name: "CRM export", type: "webhook" })
+        // Issue 32 row 20: a correctly signed notice nested 10,000 deep is refused, not a 500, and not kept.
+        const deepNotice = `{"kind":"lead","lead":{"mail":"deep@acme.mx","a":${"[".repeat(10_000)}${"]".repeat(10_000)}}}`
+        const deepTimestamp = Math.floor(Date.now() / 1000)
+        const deepAnswer = yield* rest(port, "POST", generic.source.door_path, {
+          "content-type": "application/json",
+          "webhook-id": "msg_generic_deep",
+          "webhook-timestamp": String(deepTimestamp),
+          "webhook-signature": StandardWebhooks.sign({ secret: generic.secret, id: "msg_generic_deep", timestamp: deepTimestamp, body: new TextEncoder().encode(deepNotice) })
+        }, deepNotice)
+        assert.strictEqual(deepAnswer.status, 400, deepAnswer.text.slice(0, 400))
         const notice = JSON.stringify({ kind: "lead", lead: { id: "L-1", mail: "generic.one@acme.mx", full_name: "Generic One" } })
         const id = "msg_generic_1"
         const timestamp = Math.floor(Date.now() / 1000)
