@@ -32,7 +32,7 @@ import * as Schema from "effect/Schema"
 import { createECDH, createHash } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Configuration } from "oidc-provider"
-import { escape, page, pageHeaders } from "./internal/html.js"
+import { cookies, escape, page, pageHeaders } from "./internal/html.js"
 import * as OAuthStore from "./internal/oauthStore.js"
 import { People } from "./People.js"
 import { Sessions } from "./Sessions.js"
@@ -439,6 +439,11 @@ ${scopes.map((scope) => `<label><input type="checkbox" name="scope" value="${esc
       if (path === `/.well-known/oauth-authorization-server${prefix}`) return await toProvider(oauth, request, response, `/.well-known/oauth-authorization-server${url.search}`)
       if (path === `/.well-known/openid-configuration${prefix}`) return await toProvider(oauth, request, response, `/.well-known/openid-configuration${url.search}`)
       if (path.startsWith(`${prefix}/interaction/`)) return await interaction(oauth, request, response, path)
+      // The device form's POST belongs to the browser session that showed the form; without its cookie the provider
+      // fails saving a session it never created (a 500). The form is stale: say so.
+      if (request.method === "POST" && path === `${prefix}/device` && !cookies(request.headers.cookie).has("_session")) {
+        return sendPage(response, 400, "Sign in the CLI", `<h1>That form expired</h1><p>Open the link <code>service login</code> printed again.</p>`)
+      }
       if (path === prefix || path.startsWith(`${prefix}/`)) return await toProvider(oauth, request, response, `${path.slice(prefix.length) || "/"}${url.search}`)
       return send(response, 404, "application/json", JSON.stringify({ error: "not_found" }))
     } catch (error) {

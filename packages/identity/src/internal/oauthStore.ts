@@ -7,6 +7,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as CredentialCache from "@service/core/CredentialCache"
+import * as StoredText from "@service/core/Text"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -69,6 +70,16 @@ export const make = (runtime: Runtime.Runtime<SqlClient.SqlClient>, errors: type
     }
 
     upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
+      // What PostgreSQL cannot store (a NUL, a lone surrogate: a client_name sent with `\u0000`) is the sender's
+      // error, answered as the provider answers bad metadata or a bad request, never a 500.
+      const unstorable = StoredText.unstorableText(id) ?? Option.getOrUndefined(Option.map(StoredText.inspect(payload), (f) => f.reason))
+      if (unstorable !== undefined) {
+        return Promise.reject(
+          this.model === "Client"
+            ? new errors.InvalidClientMetadata("client metadata holds text that cannot be stored (a NUL or a lone surrogate)")
+            : new errors.InvalidRequest("the request holds text that cannot be stored (a NUL or a lone surrogate)")
+        )
+      }
       const { jti: _jti, ...withoutJti } = payload
       const stored = this.hashed ? withoutJti : payload
       const grantId = typeof payload.grantId === "string" ? payload.grantId : null
@@ -91,6 +102,8 @@ export const make = (runtime: Runtime.Runtime<SqlClient.SqlClient>, errors: type
 
     /** The live row of this model whose `column` is `value`. */
     findBy(column: "id" | "user_code" | "uid", value: string, id?: string): Promise<AdapterPayload | undefined> {
+      // No row holds text PostgreSQL cannot store (`client_id=%00`): nothing is found, without asking.
+      if (StoredText.unstorableText(value) !== undefined) return Promise.resolve(undefined)
       return run(Effect.gen(this, function*() {
         const sql = yield* SqlClient.SqlClient
         const rows = yield* decodeRows(yield* sql`SELECT payload, consumed_at FROM identity.oauth_models

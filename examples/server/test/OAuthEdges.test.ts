@@ -5,7 +5,10 @@
  * connection to a listener on that port (it counts them, on both loopback families). The same request under the
  * tests' loopback guard does connect: the listener would have seen the fetch had the guard let it through.
  *
- * The fetch involves no database: PGlite only.
+ * Row 10: text PostgreSQL cannot store (a NUL in `client_id` or `client_name`) on every OAuth endpoint, and the
+ * device form posted without the browser session that showed it, answer 4xx, never a 500.
+ *
+ * Neither involves the database beyond what PGlite shows: PGlite only.
  */
 import { assert, layer } from "@effect/vitest"
 import * as App from "@service/app/App"
@@ -105,6 +108,28 @@ layer(serverWith(AddressGuard.layer), { timeout: Duration.infinity, excludeTestS
         assert.include(answer.text, "That did not work", clientId)
       }
       assert.strictEqual(target.connections(), 0, "the OAuth server connected to the listener")
+    }))
+})
+
+layer(serverWith(AddressGuard.layer), { timeout: Duration.infinity, excludeTestServices: true })("the OAuth endpoints", (it) => {
+  it.effect("answer a NUL in client_id or client_name, and a device form without its session, with 4xx", () =>
+    Effect.gen(function*() {
+      const { port } = yield* Running
+      const form = { "content-type": "application/x-www-form-urlencoded" }
+      const json = { "content-type": "application/json" }
+      const requests: ReadonlyArray<readonly [string, Effect.Effect<{ readonly status: number; readonly text: string }>]> = [
+        ["token", rest(port, "POST", "/oauth/token", form, "client_id=%00&grant_type=client_credentials")],
+        ["token (refresh)", rest(port, "POST", "/oauth/token", form, "client_id=service-cli&grant_type=refresh_token&refresh_token=%00")],
+        ["device authorization", rest(port, "POST", "/oauth/device/auth", form, "client_id=%00&scope=openid")],
+        ["revocation", rest(port, "POST", "/oauth/token/revocation", form, "client_id=%00&token=x")],
+        ["authorization", rest(port, "GET", "/oauth/auth?client_id=%00&response_type=code")],
+        ["registration", rest(port, "POST", "/oauth/reg", json, JSON.stringify({ redirect_uris: ["https://a.example/cb"], client_name: "a\u0000b", token_endpoint_auth_method: "none" }))],
+        ["device form without its session", rest(port, "POST", "/oauth/device", form, "user_code=ABCD-EFGH&xsrf=x")]
+      ]
+      for (const [name, request] of requests) {
+        const answer = yield* request
+        assert.isTrue(answer.status >= 400 && answer.status < 500, `${name}: ${answer.status} ${answer.text.slice(0, 300)}`)
+      }
     }))
 })
 
