@@ -200,6 +200,20 @@ for (const target of TestDatabase.targets()) {
         const beto = yield* signIn(port, people.beto.email)
         const betoKey = yield* createKey(port, asBrowser(beto), { name: "beto again", scopes: ["market_data:read"] })
 
+        // Issue 32 row 7: an admin neither sees nor revokes an owner's personal key; the owner does both.
+        const anaKey = yield* createKey(port, asBrowser(ana), { name: "ana's own", scopes: ["market_data:read"] })
+        const listedBy = (who: Browser) =>
+          rest(port, "GET", api("/keys"), asBrowser(who, false)).pipe(Effect.map((answer) => Schema.decodeUnknownSync(Keys)(answer.text).keys.map((key) => key.id)))
+        assert.notInclude(yield* listedBy(carla), anaKey.id)
+        assert.include(yield* listedBy(carla), betoKey.id, "an admin still sees a member's key")
+        assert.include(yield* listedBy(ana), anaKey.id)
+        const adminRevokes = yield* rest(port, "DELETE", api(`/keys/${anaKey.id}`), asBrowser(carla))
+        expect(adminRevokes, 404)
+        assert.strictEqual(Schema.decodeUnknownSync(Refusal)(adminRevokes.text).identity.code, "key_not_found")
+        expect(yield* rest(port, "GET", api("/account/usage"), { "x-api-key": anaKey.secret }), 200)
+        expect(yield* rest(port, "DELETE", api(`/keys/${anaKey.id}`), asBrowser(ana)), 200)
+        expect(yield* rest(port, "GET", api("/account/usage"), { "x-api-key": anaKey.secret }), 401)
+
         const promote = yield* rest(port, "PUT", api(`/members/${beto.personId}/role`), asBrowser(carla), JSON.stringify({ role: "owner" }))
         expect(promote, 409)
         assert.strictEqual(Schema.decodeUnknownSync(Refusal)(promote.text).identity.code, "role_not_allowed")

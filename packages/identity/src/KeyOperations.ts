@@ -6,8 +6,8 @@
  *   (`faceless: true`, no person behind it). The secret is shown once; only its hash is kept. A key or token can
  *   only give scopes it holds itself; a signed-in person (a session) may give any, `commercial:activate` included
  *   when asked for by name.
- * - `keys_list` (`GET .../keys`): prefix, scopes, owner, created, last used, expiry and revocation; owners and
- *   admins see every key of the workspace, a member their own.
+ * - `keys_list` (`GET .../keys`): prefix, scopes, owner, created, last used, expiry and revocation; owners see every
+ *   key of the workspace, admins every key but an owner's personal ones, a member their own.
  * - `keys_revoke` (`DELETE .../keys/<id>`): effective at once on every node (each request reads the key's row).
  *
  * @since 0.1.0
@@ -82,6 +82,23 @@ const viewOf = (info: CredentialInfo, now: number): typeof KeyView.Type => ({
 
 const ownerOrAdmin = (caller: Principal) => caller.role === "owner" || caller.role === "admin"
 
+/**
+ * Whose keys a caller may see and revoke: their own; an owner every key; an admin every key but an owner's personal
+ * ones (an admin does not manage the people above them, issue 32 row 7); a member only their own.
+ */
+const manageable = Effect.gen(function*() {
+  const caller = yield* Caller
+  const owners = caller.role === "admin"
+    ? new Set((yield* (yield* Accounts).listMembers(caller.workspace.id)).filter((m) => m.role === "owner").map((m) => m.person.id))
+    : new Set<string>()
+  return (personId: string | null): boolean => {
+    if (Option.exists(caller.person, (person) => person.id === personId)) return true
+    if (caller.role === "owner") return true
+    if (caller.role === "admin") return personId === null || !owners.has(personId)
+    return false
+  }
+})
+
 /** @since 0.1.0 @category operations */
 export const keysCreate = kit.make({
   name: "keys_create",
@@ -141,7 +158,7 @@ export const keysList = kit.make({
   name: "keys_list",
   title: "List API keys",
   description:
-    "The workspace's API keys, newest first, with prefix, scopes, owner, created, last used, expiry and status (never a secret). Owners and admins see every key; a member sees their own.",
+    "The workspace's API keys, newest first, with prefix, scopes, owner, created, last used, expiry and status (never a secret). Owners see every key; admins every key but an owner's personal ones; a member their own.",
   refuses: [],
   annotations: Operation.readOnly,
   scopes: Scope.literals,
@@ -157,10 +174,8 @@ export const keysList = kit.make({
       const caller = yield* Caller
       const now = yield* Clock.currentTimeMillis
       const keys = yield* (yield* Accounts).listKeys(caller.workspace.id)
-      const visible = ownerOrAdmin(caller)
-        ? keys
-        : keys.filter((key) => Option.exists(caller.person, (person) => person.id === key.personId))
-      return { keys: visible.map((key) => viewOf(key, now)) }
+      const may = yield* manageable
+      return { keys: keys.filter((key) => may(key.personId)).map((key) => viewOf(key, now)) }
     })
 })
 
@@ -171,7 +186,7 @@ export const keysRevoke = kit.make({
   name: "keys_revoke",
   title: "Revoke an API key",
   description:
-    "Revokes an API key at once, on every server. Owners and admins revoke any key of the workspace; a member their own. Revoking a revoked key answers it again.",
+    "Revokes an API key at once, on every server. Owners revoke any key of the workspace; admins any but an owner's personal keys; a member their own. Revoking a revoked key answers it again.",
   refuses: ["key_not_found"],
   annotations: { readOnly: false, destructive: true, idempotent: true, openWorld: false },
   authorize: requirePerson,
@@ -193,8 +208,7 @@ export const keysRevoke = kit.make({
       const notFound = refuse("key_not_found", `No API key ${input.key_id} you may revoke in this workspace.`, "List the keys and use one of their ids.", { field: "key_id" })
       const found = yield* accounts.findCredential(caller.workspace.id, input.key_id)
       if (Option.isNone(found) || found.value.kind !== "api_key") return yield* notFound
-      const mine = Option.exists(caller.person, (person) => person.id === found.value.personId)
-      if (!ownerOrAdmin(caller) && !mine) return yield* notFound
+      if (!(yield* manageable)(found.value.personId)) return yield* notFound
       if (found.value.revokedAt === null) yield* accounts.revokeCredential(input.key_id).pipe(Effect.orDie)
       const now = yield* Clock.currentTimeMillis
       const after = yield* accounts.findCredential(caller.workspace.id, input.key_id)
