@@ -58,6 +58,10 @@ describe("service workspaces / people", () => {
       const noWorkspace = yield* service(["workspaces", "add-member", "nowhere", "ana@acme.example", "--role", "member"], dir)
       assert.strictEqual(noWorkspace.code, 2)
       assert.include(noWorkspace.stderr, "No workspace with the slug nowhere")
+      // Issue 32 row 9: the only owner is not demoted, as the API refuses it (last_owner).
+      const demoted = yield* service(["workspaces", "add-member", "acme", "ana@acme.example", "--role", "member"], dir)
+      assert.strictEqual(demoted.code, 2, demoted.stdout)
+      assert.include(demoted.stderr, "ana@acme.example is the only owner of acme")
 
       // The commands are done (the embedded database is one process's): sign in over the same folder.
       const signedIn = yield* Effect.gen(function*() {

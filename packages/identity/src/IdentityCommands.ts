@@ -115,6 +115,14 @@ export const membersAdd = OperatorCommand.make({
       if (Option.isNone(person)) {
         return yield* OperatorCommand.usage(`No person with the address ${input.email}: create them with service people create --email ${input.email} --name <name>.`)
       }
+      // The API's rule holds here too: a workspace's only owner keeps the owner role (issue 32 row 9).
+      const members = yield* accounts.listMembers(workspace.value.id)
+      const owners = members.filter((m) => m.role === "owner")
+      if (input.role !== "owner" && owners.length === 1 && owners[0]?.person.id === person.value.id) {
+        return yield* OperatorCommand.usage(
+          `${input.email} is the only owner of ${workspace.value.slug}: make another member owner first (service workspaces add-member ${workspace.value.slug} <email> --role owner).`
+        )
+      }
       yield* accounts.addMember({ workspaceId: workspace.value.id, personId: person.value.id, role: input.role }).pipe(
         Effect.catchTag("AccountNotFound", (missing) => Effect.fail(OperatorCommand.unexpected(missing.message)))
       )
