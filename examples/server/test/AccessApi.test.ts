@@ -21,7 +21,8 @@ const people = {
   ana: { email: "ana@acme.example", name: "Ana Owner", role: "owner" },
   carla: { email: "carla@acme.example", name: "Carla Admin", role: "admin" },
   beto: { email: "beto@acme.example", name: "Beto Member", role: "member" },
-  dora: { email: "dora@elsewhere.example", name: "Dora Invited", role: null }
+  dora: { email: "dora@elsewhere.example", name: "Dora Invited", role: null },
+  eva: { email: "eva@elsewhere.example", name: "Eva Invited", role: null }
 } as const
 
 const prepared = Layer.effectDiscard(
@@ -268,6 +269,27 @@ for (const target of TestDatabase.targets()) {
         expect(again, 404)
         const members = Schema.decodeUnknownSync(Members)((yield* rest(port, "GET", api("/members"), asBrowser(ana, false))).text).members
         assert.deepInclude(members.map((m) => [m.email, m.role]), [people.dora.email, "member"])
+      }))
+
+    it.effect("an invitation holds only while its inviter may still grant the role (issue 32 row 8)", () =>
+      Effect.gen(function*() {
+        const { port } = yield* Running
+        const ana = yield* signIn(port, people.ana.email)
+        const carla = yield* signIn(port, people.carla.email)
+        const invited = yield* rest(port, "POST", api("/invitations"), asBrowser(carla), JSON.stringify({ email: people.eva.email, role: "admin" }))
+        expect(invited, 200)
+        const path = new URL(Schema.decodeUnknownSync(Schema.parseJson(Schema.Struct({ accept_url: Schema.String })))(invited.text).accept_url).pathname
+        // The admin who invited is demoted before the invitation is accepted.
+        expect(yield* rest(port, "PUT", api(`/members/${carla.personId}/role`), asBrowser(ana), JSON.stringify({ role: "member" })), 200)
+        const eva = yield* signIn(port, people.eva.email)
+        const page = yield* rest(port, "GET", path, { cookie: eva.cookie })
+        const csrf = /name="csrf_token" value="([^"]+)"/.exec(page.text)?.[1] ?? ""
+        const refused = yield* rest(port, "POST", path, { "content-type": "application/x-www-form-urlencoded", cookie: eva.cookie }, `csrf_token=${encodeURIComponent(csrf)}`)
+        expect(refused, 403)
+        assert.include(refused.text, "can no longer give that role")
+        const members = Schema.decodeUnknownSync(Members)((yield* rest(port, "GET", api("/members"), asBrowser(ana, false))).text).members
+        assert.notInclude(members.map((m) => m.email), people.eva.email, "Eva did not join")
+        expect(yield* rest(port, "PUT", api(`/members/${carla.personId}/role`), asBrowser(ana), JSON.stringify({ role: "admin" })), 200)
       }))
 
     it.effect("sign-out ends the session; repeated failures for an address wait, then say for how long", () =>

@@ -54,11 +54,13 @@ export class Invitation extends Schema.Class<Invitation>("Invitation")({
  *
  * @since 0.1.0 @category errors
  */
-export class InvitationRefused extends Data.TaggedError("InvitationRefused")<{ readonly reason: "invalid" | "other_email" }> {
+export class InvitationRefused extends Data.TaggedError("InvitationRefused")<{ readonly reason: "invalid" | "other_email" | "inviter_cannot_grant" }> {
   override get message(): string {
     return this.reason === "invalid"
       ? "This invitation link is not valid: it was used, revoked or has expired. Ask for a new one."
-      : "This invitation is for another email address: sign in as the person invited."
+      : this.reason === "other_email"
+      ? "This invitation is for another email address: sign in as the person invited."
+      : "This invitation no longer holds: the person who sent it can no longer give that role in the workspace. Ask an owner or admin for a new one."
   }
 }
 
@@ -183,6 +185,16 @@ export const make = Effect.gen(function*() {
       const row = rows[0]
       if (row === undefined) return yield* new InvitationRefused({ reason: "invalid" })
       if ((person.email ?? "").toLowerCase() !== row.email) return yield* new InvitationRefused({ reason: "other_email" })
+      // The inviter answers for the invitation until it is accepted: someone removed or demoted since cannot grant
+      // the role any more (an admin invites admins and members, an owner anyone; issue 32 row 8).
+      const inviter = row.invited_by === null ? [] : yield* sql`SELECT role FROM core.members
+        WHERE workspace_id = ${row.workspace_id} AND person_id = ${row.invited_by} FOR SHARE`.pipe(
+        Effect.flatMap(Schema.decodeUnknown(Schema.Array(Schema.Struct({ role: Role })))),
+        Effect.orDie
+      )
+      const inviterRole = inviter[0]?.role
+      const mayGrant = inviterRole === "owner" || (inviterRole === "admin" && row.role !== "owner")
+      if (!mayGrant) return yield* new InvitationRefused({ reason: "inviter_cannot_grant" })
       const current = yield* sql`SELECT role FROM core.members WHERE workspace_id = ${row.workspace_id} AND person_id = ${person.id}`.pipe(
         Effect.flatMap(Schema.decodeUnknown(Schema.Array(Schema.Struct({ role: Role })))),
         Effect.orDie
