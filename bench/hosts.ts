@@ -51,12 +51,9 @@ const main = async () => {
     const release = await Check.publishRelease(folder)
     const registry = release.registry
     try {
-      const hosts = Check.guideHosts()
       const prepared = new Map<string, Check.Prepared>()
       for (const name of ["server", "client", "belt"]) {
-        const spec = hosts.get(name)
-        if (spec === undefined) throw new Error(`docs/embedding.md has no host ${name}`)
-        const host = await Check.prepare(spec, folder, registry.url)
+        const host = await Check.prepare(Check.guideHost(name), folder, registry.url)
         const failure = host.setup.find((ran) => ran.code !== 0)
         if (failure !== undefined) throw new Error(Check.describeFailure(failure))
         prepared.set(name, host)

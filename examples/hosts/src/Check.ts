@@ -1,8 +1,9 @@
 /**
  * The check from tarballs, step by step: build every publishable package, publish the release with `changeset
- * publish` to a local registry and inspect each tarball it received, then for each host of `docs/embedding.md` write its files into a scratch folder outside the
- * repository, run its setup lines (`npm install`, `npx tsc`) and its program (`node …`), and measure what it
- * installed and loaded. Both `npm run hosts` and `test/Hosts.test.ts` drive these steps.
+ * publish` to a local registry and inspect each tarball it received; then, for each host of `docs/embedding.md`,
+ * write its files into a scratch folder outside the repository, run its setup lines (`npm install`, `npx tsc`) and
+ * its program (`node …`), and measure what it installed and loaded. `npm run hosts`, `test/Hosts.test.ts` and
+ * `bench/hosts.ts` drive these steps.
  */
 import { spawn } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
@@ -91,6 +92,22 @@ export const runProgram = async (prepared: Prepared, env: Readonly<Record<string
 /** The hosts `docs/embedding.md` describes, by name. */
 export const guideHosts = (): ReadonlyMap<string, Hosts.HostSpec> => Hosts.hostsOf(readFileSync(Hosts.guide, "utf8"))
 
+/** One host of `docs/embedding.md`; a guide without it is an error. */
+export const guideHost = (name: string): Hosts.HostSpec => {
+  const spec = guideHosts().get(name)
+  if (spec === undefined) throw new Error(`docs/embedding.md describes no host "${name}"`)
+  return spec
+}
+
+/** The public modules of a release, as a host imports them (`@service/core`, `@service/core/Ids`, …). */
+export const publicModules = (release: Release): ReadonlyArray<string> =>
+  release.packed.flatMap((p) =>
+    p.files
+      .filter((file) => /^dist\/[^/]+\.js$/.test(file))
+      .map((file) => file.slice("dist/".length, -".js".length))
+      .map((module) => (module === "index" ? p.name : `${p.name}/${module}`))
+  )
+
 /** A failed step as a message with its output. */
 export const describeFailure = (ran: Hosts.Ran): string =>
   `\`${ran.command}\` exited with ${ran.code} after ${Math.round(ran.millis)} ms\n--- stdout\n${ran.stdout.slice(-6000)}\n--- stderr\n${ran.stderr.slice(-6000)}`
@@ -113,12 +130,7 @@ export const weight = (prepared: Prepared, run: ProgramRun | undefined): string 
  * load or to type-check (`skipLibCheck: false`, `exactOptionalPropertyTypes`) under a plain install is found.
  */
 export const everyModuleHost = (release: Release): Hosts.HostSpec => {
-  const specifiers = release.packed.flatMap((p) =>
-    p.files
-      .filter((file) => /^dist\/[^/]+\.js$/.test(file))
-      .map((file) => file.slice("dist/".length, -".js".length))
-      .map((module) => (module === "index" ? p.name : `${p.name}/${module}`))
-  )
+  const specifiers = publicModules(release)
   const main = [
     ...specifiers.map((specifier, i) => `import * as m${i} from "${specifier}"`),
     "",

@@ -8,6 +8,8 @@ import { spawn } from "node:child_process"
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { dirname, join, sep } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { cleanEnv, root } from "./Tarballs.js"
 
 /** The guide the host programs come from. */
@@ -120,6 +122,8 @@ export interface Installed {
   readonly path: string
 }
 
+const readPackage = Schema.decodeUnknownOption(Schema.parseJson(Schema.Struct({ name: Schema.String, version: Schema.String })))
+
 /** Every package under `dir/node_modules`, nested copies included. */
 export const installed = (dir: string): ReadonlyArray<Installed> => {
   const found: Array<Installed> = []
@@ -138,11 +142,8 @@ export const installed = (dir: string): ReadonlyArray<Installed> => {
   const visitPackage = (path: string) => {
     const manifest = join(path, "package.json")
     if (!existsSync(manifest)) return
-    const parsed: unknown = JSON.parse(readFileSync(manifest, "utf8"))
-    if (typeof parsed === "object" && parsed !== null && "name" in parsed && "version" in parsed) {
-      const { name, version } = parsed
-      if (typeof name === "string" && typeof version === "string") found.push({ name, version, path })
-    }
+    // A folder whose package.json names no package and version (a nested type-only folder) is not one.
+    Option.map(readPackage(readFileSync(manifest, "utf8")), ({ name, version }) => found.push({ name, version, path }))
     visit(join(path, "node_modules"))
   }
   visit(join(dir, "node_modules"))

@@ -73,12 +73,14 @@ export const cleanEnv = (extra: Readonly<Record<string, string>> = {}): NodeJS.P
   return { ...env, ...extra }
 }
 
-/** Builds every publishable package's dist/ (incremental: seconds when nothing changed). */
+/**
+ * Builds every publishable package's dist/ as `npm run build` does (incremental: seconds when nothing changed), with
+ * what no source emits any more pruned, so no stale module is packed.
+ */
 export const build = (): void => {
-  execFileSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-b", "tsconfig.build.json"], {
-    cwd: root,
-    stdio: ["ignore", "inherit", "inherit"]
-  })
+  for (const args of [[join(root, "node_modules", "typescript", "bin", "tsc"), "-b", "tsconfig.build.json"], [join(root, "scripts", "prune-dist.mjs")]]) {
+    execFileSync(process.execPath, args, { cwd: root, stdio: ["ignore", "inherit", "inherit"] })
+  }
 }
 
 /** One packed tarball. */

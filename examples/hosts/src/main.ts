@@ -32,13 +32,7 @@ const main = async (): Promise<boolean> => {
   const registry = release.registry
   let served: Check.Served | undefined
   try {
-    const guide = Check.guideHosts()
-    const named = (name: string) => {
-      const spec = guide.get(name)
-      if (spec === undefined) throw new Error(`docs/embedding.md describes no host "${name}"`)
-      return spec
-    }
-    const hosts: ReadonlyArray<Hosts.HostSpec> = [named("server"), named("client"), named("belt"), Check.everyModuleHost(release)]
+    const hosts: ReadonlyArray<Hosts.HostSpec> = [...["server", "client", "belt"].map(Check.guideHost), Check.everyModuleHost(release)]
     for (const spec of hosts) {
       log(`\n## Host ${spec.name}\n`)
       const prepared = await Check.prepare(spec, folder, registry.url)

@@ -83,7 +83,7 @@ const ServerHostLive = Layer.scoped(
   ServerHost,
   Effect.gen(function*() {
     const { folder, registry } = yield* Packed
-    const host = yield* Effect.promise(() => Check.prepare(guideHost("server"), folder, registry.url))
+    const host = yield* Effect.promise(() => Check.prepare(Check.guideHost("server"), folder, registry.url))
     if (host.setup.some((ran) => ran.code !== 0)) return { host, served: undefined, database: "none" }
     const database = yield* serverDatabase.pipe(Effect.orDie)
     const served = yield* Effect.acquireRelease(
@@ -105,12 +105,6 @@ const prepared = (name: string, spec: Parameters<typeof Check.prepare>[0]) =>
     assert.isAtLeast(host.program.length, 1, `${name}: a program line`)
     return host
   })
-
-const guideHost = (name: string) => {
-  const spec = Check.guideHosts().get(name)
-  if (spec === undefined) throw new Error(`docs/embedding.md describes no host "${name}"`)
-  return spec
-}
 
 // The only copy of effect is the one the host asked for (or npm chose for it): never one per package.
 const oneEffect = (host: Check.Prepared, version?: string) => {
@@ -214,7 +208,7 @@ layer(ServerHostLive, { timeout: Duration.infinity, excludeTestServices: true })
       const { registry } = yield* Packed
       const { served } = yield* ServerHost
       assert.isDefined(served, "the server host (its setup failed: see that test)")
-      const host = yield* prepared("client", guideHost("client"))
+      const host = yield* prepared("client", Check.guideHost("client"))
       oneEffect(host)
       const run = yield* Effect.promise(() =>
         Check.runProgram(host, { SERVICE_BASE_URL: served?.baseUrl ?? "", SERVICE_API_KEY: Check.DEMO_API_KEY, SERVICE_WORKSPACE: "demo" })
@@ -234,7 +228,7 @@ layer(ServerHostLive, { timeout: Duration.infinity, excludeTestServices: true })
   it.effect("host (b): the research belt in-process on embedded PGlite, with the host's own effect 3.22.2", () =>
     Effect.gen(function*() {
       const { folder } = yield* Packed
-      const host = yield* prepared("belt", guideHost("belt"))
+      const host = yield* prepared("belt", Check.guideHost("belt"))
       oneEffect(host, "3.22.2")
       const env = { SERVICE_DATA_DIR: join(folder, "belt-data") }
       const cold = yield* Effect.promise(() => Check.runProgram(host, env))
@@ -261,7 +255,7 @@ layer(ServerHostLive, { timeout: Duration.infinity, excludeTestServices: true })
       oneEffect(host)
       const run = yield* Effect.promise(() => Check.runProgram(host, {}))
       for (const ran of run.ran) succeeded(ran)
-      const modules = release.packed.flatMap((p) => p.files.filter((file) => /^dist\/[^/]+\.js$/.test(file)))
+      const modules = Check.publicModules(release)
       assert.match(run.ran.at(-1)?.stdout ?? "", new RegExp(`^${modules.length} modules, \\d+ exports$`, "m"))
       console.log(`every module: ${Check.weight(host, run)}`)
     }))

@@ -21,11 +21,10 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import { existsSync } from "node:fs"
-import { type BrowserContext, chromium } from "playwright-core"
+import type { BrowserContext } from "playwright-core"
+import { hasChromium, launched } from "./support/Browser.js"
 import { running, Running } from "./support/Rest.js"
 
-const CHROMIUM = "/usr/bin/chromium"
 const EMAIL = "ana@acme.example"
 const PASSWORD = "correct horse battery staple"
 
@@ -68,16 +67,7 @@ const framingOf = (headers: Readonly<Record<string, string>>) => ({
   xFrameOptions: headers["x-frame-options"] ?? ""
 })
 
-const browserContext = Effect.acquireRelease(
-  Effect.promise(async () => {
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-    })
-    return { browser, context: await browser.newContext() }
-  }),
-  ({ browser }) => Effect.promise(() => browser.close())
-)
+const browserContext = Effect.flatMap(launched, (browser) => Effect.promise(() => browser.newContext()))
 
 /** Opens a device link, confirms the code, and answers which page follows (signing in first when asked). */
 const openDeviceLink = (context: BrowserContext, link: string) =>
@@ -107,12 +97,12 @@ for (const target of TestDatabase.targets()) {
   )
 
   layer(Env, { timeout: Duration.infinity, excludeTestServices: true })(`the CLI's device grant on ${target.name}`, (it) => {
-    it.effect.skipIf(!existsSync(CHROMIUM))(
+    it.effect.skipIf(!hasChromium)(
       "a second device code asks for consent again, though the person allowed the CLI before; no flow page can be framed",
       () =>
         Effect.gen(function*() {
           const { baseUrl } = yield* Running
-          const { context } = yield* browserContext
+          const context = yield* browserContext
           // The person's own `service login`: confirm, sign in, allow.
           const own = yield* startDeviceFlow(baseUrl)
           const first = yield* openDeviceLink(context, own.verification_uri_complete)

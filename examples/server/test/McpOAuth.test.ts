@@ -30,13 +30,12 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import { existsSync } from "node:fs"
 import { createServer } from "node:http"
-import { type Browser, type BrowserContext, chromium } from "playwright-core"
+import type { Browser, BrowserContext } from "playwright-core"
+import { hasChromium, launched } from "./support/Browser.js"
 import { running, Running } from "./support/Rest.js"
 import { answerOf } from "./support/McpResult.js"
 
-const CHROMIUM = "/usr/bin/chromium"
 const INSPECTOR = "http://localhost:6274"
 const PASSWORD = "correct horse battery staple"
 const EMAIL = "ana@acme.example"
@@ -188,16 +187,6 @@ const form = (fields: Readonly<Record<string, string>>) => ({
   body: new URLSearchParams(fields).toString()
 })
 
-const launched = Effect.acquireRelease(
-  Effect.promise(() =>
-    chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-    })
-  ),
-  (opened) => Effect.promise(() => opened.close())
-)
-
 /**
  * The CLI's device grant (RFC 8628) for the REST API, with the person `email` doing their part in a fresh browser
  * context: the link, the code's confirmation, sign-in, the consent page (everything asked for, `commercial:activate`
@@ -296,7 +285,7 @@ for (const target of TestDatabase.targets()) {
         assert.strictEqual(metadata, INSPECTOR)
       }))
 
-    it.effect.skipIf(!existsSync(CHROMIUM))(
+    it.effect.skipIf(!hasChromium)(
       "the CLI's device grant: the person enters nothing but the link, signs in and consents; the token is bound to the REST API and opens nothing else",
       () =>
         Effect.gen(function*() {
@@ -319,7 +308,7 @@ for (const target of TestDatabase.targets()) {
         }).pipe(Effect.scoped)
     )
 
-    it.effect.skipIf(!existsSync(CHROMIUM))(
+    it.effect.skipIf(!hasChromium)(
       "a member's OAuth grant ends when an owner removes them from the workspace",
       () =>
         Effect.gen(function*() {
@@ -343,7 +332,7 @@ for (const target of TestDatabase.targets()) {
         }).pipe(Effect.scoped)
     )
 
-    it.effect.skipIf(!existsSync(CHROMIUM))(
+    it.effect.skipIf(!hasChromium)(
       "discovery, registration, sign-in and consent in Chromium, tools, a metered call, a subscription as the person, refresh, reuse detection and revocation; commercial:activate only when ticked",
       () =>
         Effect.gen(function*() {

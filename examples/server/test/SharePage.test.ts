@@ -12,14 +12,12 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import { existsSync } from "node:fs"
-import { chromium } from "playwright-core"
+import { hasChromium, launched } from "./support/Browser.js"
 import { ensureDemo } from "@service/server/Demo"
 import * as Server from "@service/server/Server"
 import { jsonOf, rest, Running, running } from "./support/Rest.js"
 
 const KEY = "svc_key_share_page_0123456789abcdef"
-const CHROMIUM = "/usr/bin/chromium"
 
 const prepared = Layer.effectDiscard(ensureDemo(Option.some(Redacted.make(KEY))).pipe(Effect.orDie))
 
@@ -57,7 +55,7 @@ for (const target of first === undefined ? [] : [first]) {
   )
 
   layer(Env, { timeout: Duration.infinity, excludeTestServices: true })(`share links on ${target.name}`, (it) => {
-    it.effect.skipIf(!existsSync(CHROMIUM))(
+    it.effect.skipIf(!hasChromium)(
       "the page renders in headless Chromium with its title and body, and nothing in the body runs; the raw markdown is served; a revoked link is a bare 404",
       () =>
         Effect.gen(function*() {
@@ -70,14 +68,8 @@ for (const target of first === undefined ? [] : [first]) {
           const link = Schema.decodeUnknownSync(Schema.Struct({ token: Schema.String, path: Schema.String }))(shared.json)
           const pagePath = `/api/v1/s/${link.token}`
 
-          const seen = yield* Effect.acquireUseRelease(
-            Effect.promise(() =>
-              chromium.launch({
-                executablePath: CHROMIUM,
-                args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-              })
-            ),
-            (browser) =>
+          const seen = yield* launched.pipe(
+            Effect.flatMap((browser) =>
               Effect.promise(async () => {
                 const page = await browser.newPage()
                 const errors: Array<string> = []
@@ -98,8 +90,9 @@ for (const target of first === undefined ? [] : [first]) {
                   pwned,
                   errors
                 }
-              }),
-            (browser) => Effect.promise(() => browser.close())
+              })
+            ),
+            Effect.scoped
           )
           assert.strictEqual(seen.status, 200)
           assert.strictEqual(seen.title, "Release <checklist>")

@@ -170,7 +170,7 @@ export const fetchThrough = (
       guard.check(url).pipe(
         Effect.mapError((rejected) => fetchFailed(rejected.message, rejected)),
         Effect.flatMap((target) =>
-          exchange(target, { method, headers, body, bodyCap: cap + 1 }).pipe(
+          exchange(target, { method, headers, body, bodyCap: cap }).pipe(
             Effect.mapError((failure) => fetchFailed(`${failure.kind} (${failure.detail})`, failure))
           )
         ),
@@ -181,7 +181,7 @@ export const fetchThrough = (
     ).catch((error: unknown) => Either.left(fetchFailed("aborted", error)))
     if (Either.isLeft(answered)) throw answered.left
     const answer = answered.right
-    if (answer.truncated || answer.body.length > cap) throw fetchFailed(`the answer is longer than ${cap} bytes`)
+    if (answer.truncated) throw fetchFailed(`the answer is longer than ${cap} bytes`)
     const responseHeaders = new Headers()
     for (const [name, value] of Object.entries(answer.headers)) {
       if (value === undefined) continue

@@ -439,8 +439,9 @@ ${scopes.map((scope) => `<label><input type="checkbox" name="scope" value="${esc
       if (path === `/.well-known/oauth-authorization-server${prefix}`) return await toProvider(oauth, request, response, `/.well-known/oauth-authorization-server${url.search}`)
       if (path === `/.well-known/openid-configuration${prefix}`) return await toProvider(oauth, request, response, `/.well-known/openid-configuration${url.search}`)
       if (path.startsWith(`${prefix}/interaction/`)) return await interaction(oauth, request, response, path)
-      // The device form's POST belongs to the browser session that showed the form; without its cookie the provider
-      // fails saving a session it never created (a 500). The form is stale: say so.
+      // The device form's POST belongs to the browser session that showed the form (oidc-provider's `_session` cookie,
+      // its default name); without it the provider fails saving a session it never created (a 500). The form is
+      // stale: say so.
       if (request.method === "POST" && path === `${prefix}/device` && !cookies(request.headers.cookie).has("_session")) {
         return sendPage(response, 400, "Sign in the CLI", `<h1>That form expired</h1><p>Open the link <code>service login</code> printed again.</p>`)
       }
