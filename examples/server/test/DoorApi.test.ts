@@ -110,21 +110,6 @@ const call = <A, I>(
 
 const api = (path: string, slug = "demo") => `/api/v1/workspaces/${slug}${path}`
 
-/** Sends a signed CloudEvent to a Source's door address. */
-const sendEvent = (doorPath: string, secret: string, id: string, data: Readonly<Record<string, string>>) =>
-  Effect.gen(function*() {
-    const { port } = yield* Running
-    const body = JSON.stringify({ specversion: "1.0", id, source: "https://forms.example.com/api", type: "contact.created", data })
-    const timestamp = Math.floor(Date.now() / 1000)
-    const signature = StandardWebhooks.sign({ secret, id: `msg_${id}`, timestamp, body: new TextEncoder().encode(body) })
-    return yield* rest(port, "POST", doorPath, {
-      "content-type": "application/cloudevents+json",
-      "webhook-id": `msg_${id}`,
-      "webhook-timestamp": String(timestamp),
-      "webhook-signature": signature
-    }, body)
-  })
-
 /** Sends a body, signed as a CloudEvent would be, to a Source's door address. */
 const sendSigned = (doorPath: string, secret: string, id: string, body: string) =>
   Effect.gen(function*() {
@@ -138,6 +123,10 @@ const sendSigned = (doorPath: string, secret: string, id: string, body: string) 
       "webhook-signature": signature
     }, body)
   })
+
+/** Sends a signed CloudEvent to a Source's door address. */
+const sendEvent = (doorPath: string, secret: string, id: string, data: Readonly<Record<string, string>>) =>
+  sendSigned(doorPath, secret, id, JSON.stringify({ specversion: "1.0", id, source: "https://forms.example.com/api", type: "contact.created", data }))
 
 /** Reads an Arrival until a worker has settled it (no wall-clock budget: a busy machine is slow, not wrong). */
 const settled = (arrivalId: string, key = OWNER_KEY, slug = "demo") =>
