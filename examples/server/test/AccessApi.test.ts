@@ -22,7 +22,10 @@ const people = {
   carla: { email: "carla@acme.example", name: "Carla Admin", role: "admin" },
   beto: { email: "beto@acme.example", name: "Beto Member", role: "member" },
   dora: { email: "dora@elsewhere.example", name: "Dora Invited", role: null },
-  eva: { email: "eva@elsewhere.example", name: "Eva Invited", role: null }
+  eva: { email: "eva@elsewhere.example", name: "Eva Invited", role: null },
+  fran: { email: "fran@acme.example", name: "Fran Admin", role: "admin" },
+  gus: { email: "gus@acme.example", name: "Gus Admin", role: "admin" },
+  hugo: { email: "hugo@acme.example", name: "Hugo Member", role: "member" }
 } as const
 
 const prepared = Layer.effectDiscard(
@@ -107,7 +110,7 @@ for (const target of TestDatabase.targets()) {
         expect(members, 200)
         assert.deepStrictEqual(
           Schema.decodeUnknownSync(Members)(members.text).members.map((m) => [m.email, m.role]),
-          [[people.ana.email, "owner"], [people.carla.email, "admin"], [people.beto.email, "member"]]
+          Object.values(people).flatMap((person) => person.role === null ? [] : [[person.email, person.role]])
         )
         // Another workspace's slug: the answer a missing one gets.
         expect(yield* rest(port, "GET", "/api/v1/workspaces/demo/members", asBrowser(ana, false)), 404)
@@ -290,6 +293,72 @@ for (const target of TestDatabase.targets()) {
         const members = Schema.decodeUnknownSync(Members)((yield* rest(port, "GET", api("/members"), asBrowser(ana, false))).text).members
         assert.notInclude(members.map((m) => m.email), people.eva.email, "Eva did not join")
         expect(yield* rest(port, "PUT", api(`/members/${carla.personId}/role`), asBrowser(ana), JSON.stringify({ role: "admin" })), 200)
+      }))
+
+    it.effect("nothing outlives a removed admin: their faceless keys are revoked, or answer to the owner or admin they are handed to (issue 32 row 1)", () =>
+      Effect.gen(function*() {
+        const { port } = yield* Running
+        const ana = yield* signIn(port, people.ana.email)
+        const fran = yield* signIn(port, people.fran.email)
+        const gus = yield* signIn(port, people.gus.email)
+        const hugo = yield* signIn(port, people.hugo.email)
+        const everything = ["market_data:read", "context:read", "commercial:read", "commercial:activate", "topics:write", "saved_searches:write", "crm:write", "door:admin", "events:write", "access:write"]
+        const franKey = yield* createKey(port, asBrowser(fran), { name: "fran's robot", scopes: everything, faceless: true })
+        const gusKey = yield* createKey(port, asBrowser(gus), { name: "gus's robot", scopes: everything, faceless: true })
+        for (const key of [franKey, gusKey]) expect(yield* rest(port, "GET", api("/crm/contacts"), { "x-api-key": key.secret }), 200)
+
+        const Listed = Schema.parseJson(Schema.Struct({
+          keys: Schema.Array(Schema.Struct({
+            id: Schema.String,
+            status: Schema.String,
+            created_by: Schema.NullOr(Schema.String),
+            answered_by: Schema.NullOr(Schema.Struct({ person_id: Schema.String, name: Schema.NullOr(Schema.String) }))
+          }))
+        }))
+        const listed = (id: string) =>
+          rest(port, "GET", api("/keys"), asBrowser(ana, false)).pipe(
+            Effect.map((answer) => Schema.decodeUnknownSync(Listed)(answer.text).keys.find((key) => key.id === id))
+          )
+        assert.deepStrictEqual(yield* listed(franKey.id), {
+          id: franKey.id,
+          status: "active",
+          created_by: fran.personId,
+          answered_by: { person_id: fran.personId, name: people.fran.name }
+        })
+
+        // Only a remaining owner or admin takes the keys over: not a member, not the person leaving.
+        for (const heir of [hugo.personId, gus.personId]) {
+          const refused = yield* rest(port, "DELETE", api(`/members/${gus.personId}?hand_keys_to=${heir}`), asBrowser(ana))
+          expect(refused, 422)
+          assert.strictEqual(Schema.decodeUnknownSync(Refusal)(refused.text).identity.code, "handover_not_allowed")
+        }
+        expect(yield* rest(port, "GET", "/session", { cookie: gus.cookie }), 200)
+
+        const Removed = Schema.parseJson(Schema.Struct({
+          keys_revoked: Schema.Number,
+          keys: Schema.Struct({
+            revoked: Schema.Array(Schema.Struct({ id: Schema.String, name: Schema.String })),
+            handed_over: Schema.Array(Schema.Struct({ id: Schema.String, name: Schema.String }))
+          })
+        }))
+        const handed = yield* rest(port, "DELETE", api(`/members/${gus.personId}?hand_keys_to=${fran.personId}`), asBrowser(ana))
+        expect(handed, 200)
+        assert.deepStrictEqual(Schema.decodeUnknownSync(Removed)(handed.text).keys.handed_over, [{ id: gusKey.id, name: "gus's robot" }])
+        expect(yield* rest(port, "GET", api("/crm/contacts"), { "x-api-key": gusKey.secret }), 200)
+        assert.deepStrictEqual((yield* listed(gusKey.id))?.answered_by, { person_id: fran.personId, name: people.fran.name })
+
+        // Fran leaves with nobody named: every key she answers for stops, hers and the one handed to her.
+        const removed = yield* rest(port, "DELETE", api(`/members/${fran.personId}`), asBrowser(ana))
+        expect(removed, 200)
+        const outcome = Schema.decodeUnknownSync(Removed)(removed.text)
+        assert.sameMembers(outcome.keys.revoked.map((key) => key.id), [franKey.id, gusKey.id])
+        assert.deepStrictEqual(outcome.keys.handed_over, [])
+        assert.strictEqual(outcome.keys_revoked, 2)
+        for (const key of [franKey, gusKey]) {
+          expect(yield* rest(port, "GET", api("/crm/contacts"), { "x-api-key": key.secret }), 401)
+          expect(yield* rest(port, "POST", api("/crm/contacts"), { ...json, "x-api-key": key.secret }, JSON.stringify({ name: "After Hours" })), 401)
+          assert.strictEqual((yield* listed(key.id))?.status, "revoked")
+        }
       }))
 
     it.effect("sign-out ends the session; repeated failures for an address wait, then say for how long", () =>

@@ -28,7 +28,8 @@ const PASSWORD = "correct horse battery staple"
 const people = {
   ana: { email: "ana@cache.example", name: "Ana Owner", role: "owner" },
   beto: { email: "beto@cache.example", name: "Beto Member", role: "member" },
-  carla: { email: "carla@cache.example", name: "Carla Member", role: "member" }
+  carla: { email: "carla@cache.example", name: "Carla Member", role: "member" },
+  dani: { email: "dani@cache.example", name: "Dani Admin", role: "admin" }
 } as const
 
 const prepared = Layer.effectDiscard(
@@ -66,9 +67,9 @@ const signIn = (port: number, email: string) =>
     return { cookie: String(answer.headers["set-cookie"] ?? "").split(";")[0] ?? "", csrf: session.csrf_token, personId: session.person.id } satisfies Browser
   })
 const asBrowser = (browser: Browser, unsafe = true) => ({ ...json, cookie: browser.cookie, ...(unsafe ? { "x-csrf-token": browser.csrf } : {}) })
-const createKey = (port: number, browser: Browser, name: string) =>
+const createKey = (port: number, browser: Browser, name: string, faceless = false) =>
   Effect.gen(function*() {
-    const answer = yield* rest(port, "POST", api("/keys"), asBrowser(browser), JSON.stringify({ name, scopes: ["market_data:read"] }))
+    const answer = yield* rest(port, "POST", api("/keys"), asBrowser(browser), JSON.stringify({ name, scopes: ["market_data:read"], faceless }))
     expect(answer, 200)
     return Schema.decodeUnknownSync(CreatedKey)(answer.text)
   })
@@ -112,7 +113,7 @@ for (const target of TestDatabase.targets()) {
         }
       }).pipe(Effect.scoped))
 
-    it.effect("a key revoked through the API, a session signed out and a removed member are refused by the next request", () =>
+    it.effect("a key revoked through the API, a session signed out, a removed member and a removed admin's faceless key are refused by the next request", () =>
       Effect.gen(function*() {
         const { port } = yield* Running
         const ana = yield* signIn(port, people.ana.email)
@@ -120,7 +121,9 @@ for (const target of TestDatabase.targets()) {
         const carla = yield* signIn(port, people.carla.email)
         const key = yield* createKey(port, ana, "revoked")
         const betoKey = yield* createKey(port, beto, "beto's")
-        for (const headers of [{ "x-api-key": key.secret }, { "x-api-key": betoKey.secret }, asBrowser(beto, false), asBrowser(carla, false)]) {
+        const dani = yield* signIn(port, people.dani.email)
+        const robot = yield* createKey(port, dani, "dani's robot", true)
+        for (const headers of [{ "x-api-key": key.secret }, { "x-api-key": betoKey.secret }, { "x-api-key": robot.secret }, asBrowser(beto, false), asBrowser(carla, false)]) {
           expect(yield* usage(port, headers), 200)
           expect(yield* usage(port, headers), 200)
         }
@@ -131,6 +134,8 @@ for (const target of TestDatabase.targets()) {
         expect(yield* rest(port, "DELETE", api(`/members/${beto.personId}`), asBrowser(ana)), 200)
         expect(yield* usage(port, { "x-api-key": betoKey.secret }), 401)
         expect(yield* usage(port, asBrowser(beto, false)), 401)
+        expect(yield* rest(port, "DELETE", api(`/members/${dani.personId}`), asBrowser(ana)), 200)
+        expect(yield* usage(port, { "x-api-key": robot.secret }), 401)
       }))
 
     // The server runs on the test clock, as Sessions judges expiry by it: the session ends 1.5 s from the clock's

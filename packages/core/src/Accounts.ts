@@ -94,11 +94,24 @@ export class CredentialInfo extends Schema.Class<CredentialInfo>("CredentialInfo
   personId: Schema.NullOr(PersonId),
   personName: Schema.NullOr(Schema.String),
   createdBy: Schema.NullOr(PersonId),
+  /** Who answers for a faceless key (its creator, or whoever it was handed to); null for a personal key. */
+  answeredBy: Schema.NullOr(PersonId),
+  answeredByName: Schema.NullOr(Schema.String),
   createdAt: Schema.DateFromSelf,
   lastUsedAt: Schema.NullOr(Schema.DateFromSelf),
   expiresAt: Schema.NullOr(Schema.DateFromSelf),
   revokedAt: Schema.NullOr(Schema.DateFromSelf)
 }) {}
+
+/**
+ * What a member's removal did to the keys of the workspace: the ones revoked and the faceless ones handed over.
+ *
+ * @since 0.1.0 @category models
+ */
+export interface KeysReleased {
+  readonly revoked: ReadonlyArray<{ readonly id: CredentialId; readonly label: string }>
+  readonly handedOver: ReadonlyArray<{ readonly id: CredentialId; readonly label: string }>
+}
 
 /** @since 0.1.0 @category models */
 export interface IssueCredentialRequest {
@@ -152,8 +165,15 @@ export class Accounts extends Context.Tag("@service/core/Accounts")<
     readonly listKeys: (workspaceId: WorkspaceId) => Effect.Effect<ReadonlyArray<CredentialInfo>>
     /** One credential of a workspace. */
     readonly findCredential: (workspaceId: WorkspaceId, id: CredentialId) => Effect.Effect<Option.Option<CredentialInfo>>
-    /** Revokes every live API key a person owns in a workspace (a member removed); how many. */
-    readonly revokeKeysOf: (workspaceId: WorkspaceId, personId: PersonId) => Effect.Effect<number>
+    /**
+     * A member leaves: revokes every live API key they own in the workspace, and every faceless key they answer
+     * for, unless `handTo` (a remaining owner or admin; the caller checks) takes the faceless ones over.
+     */
+    readonly revokeKeysOf: (
+      workspaceId: WorkspaceId,
+      personId: PersonId,
+      handTo?: PersonId | undefined
+    ) => Effect.Effect<KeysReleased>
     /** Replaces the scopes of a live credential. */
     readonly updateScopes: (id: CredentialId, scopes: ReadonlyArray<Scope>) => Effect.Effect<void, AccountNotFound>
   }
@@ -339,10 +359,11 @@ export const makeSql = Effect.gen(function*() {
       }
       const id = CredentialId.make(newId(input.kind === "api_key" ? "key" : "tok"))
       const inserted = yield* sql`
-        INSERT INTO core.credentials (id, workspace_id, kind, secret_sha256, label, person_id, scopes, expires_at, prefix, created_by)
+        INSERT INTO core.credentials (id, workspace_id, kind, secret_sha256, label, person_id, scopes, expires_at, prefix, created_by, answered_by)
         VALUES (${id}, ${input.workspaceId}, ${input.kind}, ${sha256(secret)}, ${input.label}, ${input.personId ?? null},
                 ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(input.scopes)}::jsonb)), ${input.expiresAt ?? null},
-                ${secret.slice(0, prefixLength)}, ${input.createdBy ?? input.personId ?? null})
+                ${secret.slice(0, prefixLength)}, ${input.createdBy ?? input.personId ?? null},
+                ${input.personId === undefined ? input.createdBy ?? null : null})
         ON CONFLICT (secret_sha256) DO NOTHING RETURNING id`
       if (inserted.length === 0) {
         return yield* new InvalidCredentialRequest({ detail: "That secret is already in use by another credential." })
@@ -381,6 +402,8 @@ export const makeSql = Effect.gen(function*() {
     person_id: Schema.NullOr(PersonId),
     person_name: Schema.NullOr(Schema.String),
     created_by: Schema.NullOr(PersonId),
+    answered_by: Schema.NullOr(PersonId),
+    answered_by_name: Schema.NullOr(Schema.String),
     created_at: Schema.DateFromSelf,
     last_used_at: Schema.NullOr(Schema.DateFromSelf),
     expires_at: Schema.NullOr(Schema.DateFromSelf),
@@ -396,16 +419,19 @@ export const makeSql = Effect.gen(function*() {
       personId: row.person_id,
       personName: row.person_name,
       createdBy: row.created_by,
+      answeredBy: row.answered_by,
+      answeredByName: row.answered_by_name,
       createdAt: row.created_at,
       lastUsedAt: row.last_used_at,
       expiresAt: row.expires_at,
       revokedAt: row.revoked_at
     })
   const infoColumns = sql`c.id, c.kind, c.label, c.prefix, c.scopes, c.person_id, p.display_name AS person_name, c.created_by,
-    c.created_at, c.last_used_at, c.expires_at, c.revoked_at`
+    c.answered_by, a.display_name AS answered_by_name, c.created_at, c.last_used_at, c.expires_at, c.revoked_at`
+  const infoFrom = sql`core.credentials c LEFT JOIN core.persons p ON p.id = c.person_id LEFT JOIN core.persons a ON a.id = c.answered_by`
 
   const listKeys = (workspaceId: WorkspaceId) =>
-    sql`SELECT ${infoColumns} FROM core.credentials c LEFT JOIN core.persons p ON p.id = c.person_id
+    sql`SELECT ${infoColumns} FROM ${infoFrom}
         WHERE c.workspace_id = ${workspaceId} AND c.kind = 'api_key' ORDER BY c.created_at DESC, c.id`.pipe(
       Effect.flatMap(Schema.decodeUnknown(Schema.Array(InfoRow))),
       Effect.map((rows) => rows.map(infoOf)),
@@ -413,19 +439,25 @@ export const makeSql = Effect.gen(function*() {
     )
 
   const findCredential = (workspaceId: WorkspaceId, id: CredentialId) =>
-    sql`SELECT ${infoColumns} FROM core.credentials c LEFT JOIN core.persons p ON p.id = c.person_id
+    sql`SELECT ${infoColumns} FROM ${infoFrom}
         WHERE c.workspace_id = ${workspaceId} AND c.id = ${id}`.pipe(
       Effect.flatMap(Schema.decodeUnknown(Schema.Array(InfoRow))),
       Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), infoOf)),
       Effect.orDie
     )
 
-  const revokeKeysOf = (workspaceId: WorkspaceId, personId: PersonId) =>
-    sql`UPDATE core.credentials SET revoked_at = now()
-        WHERE workspace_id = ${workspaceId} AND person_id = ${personId} AND revoked_at IS NULL RETURNING id`.pipe(
-      Effect.map((rows) => rows.length),
-      Effect.orDie
-    )
+  const Released = Schema.Array(Schema.Struct({ id: CredentialId, label: Schema.String }))
+  const revokeKeysOf = (workspaceId: WorkspaceId, personId: PersonId, handTo?: PersonId) =>
+    Effect.gen(function*() {
+      const handedOver = handTo === undefined ? [] : yield* sql`UPDATE core.credentials SET answered_by = ${handTo}
+        WHERE workspace_id = ${workspaceId} AND answered_by = ${personId} AND person_id IS NULL AND revoked_at IS NULL
+        RETURNING id, label`.pipe(Effect.flatMap(Schema.decodeUnknown(Released)))
+      const revoked = yield* sql`UPDATE core.credentials SET revoked_at = now()
+        WHERE workspace_id = ${workspaceId} AND revoked_at IS NULL
+          AND (person_id = ${personId} OR (person_id IS NULL AND answered_by = ${personId}))
+        RETURNING id, label`.pipe(Effect.flatMap(Schema.decodeUnknown(Released)))
+      return { revoked, handedOver } satisfies KeysReleased
+    }).pipe(Effect.orDie)
 
   return {
     accounts: Accounts.of({

@@ -10,6 +10,7 @@ import dropUsage from "./migrations/0004_drop_usage.js"
 import testWorkspaces from "./migrations/0005_test_workspaces.js"
 import keyListing from "./migrations/0006_key_listing.js"
 import credentialNotify from "./migrations/0007_credential_notify.js"
+import keyAnswerer from "./migrations/0008_key_answerer.js"
 
 /** @since 0.1.0 @category migrations */
 export const migrations = {
@@ -22,6 +23,7 @@ export const migrations = {
     "0004_drop_usage": dropUsage,
     "0005_test_workspaces": testWorkspaces,
     "0006_key_listing": keyListing,
-    "0007_credential_notify": credentialNotify
+    "0007_credential_notify": credentialNotify,
+    "0008_key_answerer": keyAnswerer
   }
 } as const

@@ -29,6 +29,12 @@ const defined = Refusal.define({
       action: "ask_an_owner",
       description: "the caller's role cannot give, change or remove that role (only an owner acts on owners)"
     },
+    handover_not_allowed: {
+      status: 422,
+      retryable: false,
+      action: "list_members",
+      description: "faceless keys are handed only to another member who is an owner or admin of the workspace"
+    },
     already_member: {
       status: 409,
       retryable: false,

@@ -58,7 +58,10 @@ export const KeyView = Schema.Struct({
   owner: Schema.NullOr(Schema.Struct({ person_id: Schema.String, name: Schema.NullOr(Schema.String) })).annotations({
     description: "The person the key acts as; null for a faceless key."
   }),
-  created_by: Schema.NullOr(Schema.String),
+  created_by: Schema.NullOr(Schema.String).annotations({ description: "The person who made the key." }),
+  answered_by: Schema.NullOr(Schema.Struct({ person_id: Schema.String, name: Schema.NullOr(Schema.String) })).annotations({
+    description: "Who answers for a faceless key (its maker, or whoever it was handed to); removing them revokes it. Null for a personal key."
+  }),
   created_at: Schema.String,
   last_used_at: Schema.NullOr(Schema.String),
   expires_at: Schema.NullOr(Schema.String),
@@ -73,6 +76,7 @@ const viewOf = (info: CredentialInfo, now: number): typeof KeyView.Type => ({
   scopes: info.scopes,
   owner: info.personId === null ? null : { person_id: info.personId, name: info.personName },
   created_by: info.createdBy,
+  answered_by: info.answeredBy === null ? null : { person_id: info.answeredBy, name: info.answeredByName },
   created_at: info.createdAt.toISOString(),
   last_used_at: info.lastUsedAt?.toISOString() ?? null,
   expires_at: info.expiresAt?.toISOString() ?? null,

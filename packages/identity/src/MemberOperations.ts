@@ -6,7 +6,8 @@
  * - `member_role_set` (`PUT .../members/<person_id>/role`, `service members set-role <person_id> --role admin`):
  *   owners and admins; only an owner gives or takes the owner role; never the last owner.
  * - `member_remove` (`DELETE .../members/<person_id>`, `service members remove <person_id>`): owners and admins;
- *   the member's sessions and personal keys in the workspace end at once.
+ *   the member's sessions, personal keys and OAuth grants in the workspace end at once, and so do the faceless
+ *   keys they answer for unless `hand_keys_to` names a remaining owner or admin (decision 0091).
  *
  * @since 0.1.0
  */
@@ -47,7 +48,11 @@ const fromRefused = (refused: MemberRefused) =>
     ? refuse("member_not_found", refused.detail, "List the members and use one of their person ids.", { field: "person_id" })
     : refused.reason === "last_owner"
     ? refuse("last_owner", refused.detail, "Give the owner role to another member first.")
+    : refused.reason === "handover_not_allowed"
+    ? refuse("handover_not_allowed", refused.detail, "Name an owner or admin from members list, or leave hand_keys_to out to revoke the keys.", { field: "hand_keys_to" })
     : refuse("role_not_allowed", refused.detail, "Ask an owner of the workspace.", { field: "role" })
+
+const ReleasedKey = Schema.Struct({ id: Schema.String, name: Schema.String }).annotations({ identifier: "ReleasedKey" })
 
 const PersonIdField = PersonId.pipe(Schema.pattern(/^person_[0-9a-f]{24}$/)).annotations({ description: "A person id (person_…), from members list." })
 
@@ -109,18 +114,27 @@ export const memberRemove = kit.make({
   name: "member_remove",
   title: "Remove a member",
   description:
-    "Owner or admin person only: removes a member from the workspace. Their sessions end, and their personal keys and OAuth grants in the workspace are revoked, at once. Only an owner removes an owner; never the last one.",
-  refuses: ["member_not_found", "last_owner", "role_not_allowed"],
+    "Owner or admin person only: removes a member from the workspace. Their sessions end, and their personal keys and OAuth grants in the workspace are revoked, at once. The faceless keys they answer for are revoked too, unless hand_keys_to names a remaining owner or admin to answer for them. Only an owner removes an owner; never the last one.",
+  refuses: ["member_not_found", "last_owner", "role_not_allowed", "handover_not_allowed"],
   annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: false },
   authorize: requireOwnerOrAdminPerson,
   surfaces: { mcp: false },
   http: { method: "DELETE", path: "/members/:person_id", input: { kind: "path", params: { person_id: "person_id" } } },
   cli: { words: ["remove"], positional: "person_id" },
-  input: Schema.Struct({ person_id: PersonIdField }).annotations({ ...strict, identifier: "MemberRemoveInput" }),
+  input: Schema.Struct({
+    person_id: PersonIdField,
+    hand_keys_to: Schema.optional(PersonIdField.annotations({
+      description: "A remaining owner or admin who answers for the faceless keys the member made; without it those keys are revoked."
+    }))
+  }).annotations({ ...strict, identifier: "MemberRemoveInput" }),
   output: Schema.Struct({
     removed: MemberView,
     sessions_ended: Schema.Int,
-    keys_revoked: Schema.Int,
+    keys_revoked: Schema.Int.annotations({ description: "How many keys were revoked: the member's personal keys and the faceless keys they answered for." }),
+    keys: Schema.Struct({
+      revoked: Schema.Array(ReleasedKey),
+      handed_over: Schema.Array(ReleasedKey).annotations({ description: "Faceless keys that now answer to hand_keys_to." })
+    }),
     grants_revoked: Schema.Int.annotations({ description: "OAuth grants (MCP clients, the CLI) the member gave in this workspace." })
   }).annotations({ identifier: "RemovedMember" }),
   capability: {
@@ -131,13 +145,22 @@ export const memberRemove = kit.make({
   run: (input) =>
     Effect.gen(function*() {
       const caller = yield* Caller
-      const removed = yield* (yield* Members).remove({ workspaceId: caller.workspace.id, actor: caller.role, personId: input.person_id }).pipe(
+      const removed = yield* (yield* Members).remove({
+        workspaceId: caller.workspace.id,
+        actor: caller.role,
+        personId: input.person_id,
+        handKeysTo: input.hand_keys_to
+      }).pipe(
         Effect.catchTag("MemberRefused", (refused) => Effect.fail(fromRefused(refused)))
       )
       return {
         removed: viewOf(removed.member),
         sessions_ended: removed.sessionsEnded,
-        keys_revoked: removed.keysRevoked,
+        keys_revoked: removed.keys.revoked.length,
+        keys: {
+          revoked: removed.keys.revoked.map((key) => ({ id: key.id, name: key.label })),
+          handed_over: removed.keys.handedOver.map((key) => ({ id: key.id, name: key.label }))
+        },
         grants_revoked: removed.grantsRevoked
       }
     })

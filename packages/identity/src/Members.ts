@@ -2,12 +2,13 @@
  * The members of a workspace and what owners and admins do with them: list, change a role, remove. The rules:
  * only an owner gives or takes the owner role or acts on an owner; an admin acts on admins and members; the last
  * owner can be neither demoted nor removed. Removing a member ends, at once, their sessions, the personal keys
- * they hold in the workspace and the OAuth grants they gave in it (a key of a person who is no longer a member already authenticates nobody).
+ * they hold in the workspace and the OAuth grants they gave in it, and revokes the faceless keys they answer for
+ * unless the removal hands those to a remaining owner or admin (decision 0091: nothing outlives a removed person).
  *
  * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Accounts } from "@service/core/Accounts"
+import { Accounts, type KeysReleased } from "@service/core/Accounts"
 import { PersonId, type WorkspaceId } from "@service/core/Ids"
 import { Role } from "@service/core/Principal"
 import * as Context from "effect/Context"
@@ -29,7 +30,7 @@ export class Member extends Schema.Class<Member>("Member")({
 
 /** @since 0.1.0 @category errors */
 export class MemberRefused extends Data.TaggedError("MemberRefused")<{
-  readonly reason: "not_found" | "last_owner" | "role_not_allowed"
+  readonly reason: "not_found" | "last_owner" | "role_not_allowed" | "handover_not_allowed"
   readonly detail: string
 }> {
   override get message(): string {
@@ -41,7 +42,7 @@ export class MemberRefused extends Data.TaggedError("MemberRefused")<{
 export interface Removed {
   readonly member: Member
   readonly sessionsEnded: number
-  readonly keysRevoked: number
+  readonly keys: KeysReleased
   readonly grantsRevoked: number
 }
 
@@ -59,10 +60,12 @@ export class Members extends Context.Tag("@service/identity/Members")<
       readonly personId: PersonId
       readonly role: Role
     }) => Effect.Effect<Member, MemberRefused>
+    /** `handKeysTo`: a remaining owner or admin who answers for the removed member's faceless keys from now on. */
     readonly remove: (input: {
       readonly workspaceId: WorkspaceId
       readonly actor: Role
       readonly personId: PersonId
+      readonly handKeysTo?: PersonId | undefined
     }) => Effect.Effect<Removed, MemberRefused>
   }
 >() {}
@@ -132,7 +135,12 @@ export const make = Effect.gen(function*() {
       return new Member({ ...member, role: input.role })
     }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.catchTag("ParseError", Effect.die))
 
-  const remove = (input: { readonly workspaceId: WorkspaceId; readonly actor: Role; readonly personId: PersonId }) =>
+  const remove = (input: {
+    readonly workspaceId: WorkspaceId
+    readonly actor: Role
+    readonly personId: PersonId
+    readonly handKeysTo?: PersonId | undefined
+  }) =>
     Effect.gen(function*() {
       const { member, owners } = yield* locked(input.workspaceId, input.personId)
       if (!mayActOn(input.actor, member.role)) {
@@ -141,11 +149,23 @@ export const make = Effect.gen(function*() {
       if (member.role === "owner" && owners <= 1) {
         return yield* new MemberRefused({ reason: "last_owner", detail: "This is the workspace's only owner: make another owner first." })
       }
+      if (input.handKeysTo !== undefined) {
+        const heir = yield* sql`SELECT role FROM core.members WHERE workspace_id = ${input.workspaceId} AND person_id = ${input.handKeysTo}`.pipe(
+          Effect.flatMap(Schema.decodeUnknown(Schema.Array(Schema.Struct({ role: Role }))))
+        )
+        const role = heir[0]?.role
+        if (input.handKeysTo === input.personId || (role !== "owner" && role !== "admin")) {
+          return yield* new MemberRefused({
+            reason: "handover_not_allowed",
+            detail: "Faceless keys can only be handed to another member who is an owner or admin of this workspace."
+          })
+        }
+      }
       yield* sql`DELETE FROM core.members WHERE workspace_id = ${input.workspaceId} AND person_id = ${input.personId}`
-      const keysRevoked = yield* accounts.revokeKeysOf(input.workspaceId, input.personId)
+      const keys = yield* accounts.revokeKeysOf(input.workspaceId, input.personId, input.handKeysTo)
       const sessionsEnded = yield* sessions.endAllOf(input.personId)
       const grantsRevoked = yield* oauth.revokeGrantsOf(input.personId, input.workspaceId)
-      return { member, sessionsEnded, keysRevoked, grantsRevoked } satisfies Removed
+      return { member, sessionsEnded, keys, grantsRevoked } satisfies Removed
     }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.catchTag("ParseError", Effect.die))
 
   return Members.of({ list, setRole, remove })
