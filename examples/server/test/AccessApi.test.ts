@@ -361,6 +361,23 @@ for (const target of TestDatabase.targets()) {
         }
       }))
 
+    it.effect("spending is a role: a member's session cannot give commercial:activate; an owner's can (issue 32 row 2)", () =>
+      Effect.gen(function*() {
+        const { port } = yield* Running
+        const hugo = yield* signIn(port, people.hugo.email)
+        const refused = yield* rest(port, "POST", api("/keys"), asBrowser(hugo), JSON.stringify({ name: "spender", scopes: ["commercial:read", "commercial:activate"] }))
+        expect(refused, 422)
+        assert.strictEqual(Schema.decodeUnknownSync(Refusal)(refused.text).identity.code, "spending_not_allowed")
+        assert.include(refused.text, "only its owners and admins hold and give it")
+        const ana = yield* signIn(port, people.ana.email)
+        const spender = yield* createKey(port, asBrowser(ana), { name: "spender", scopes: ["commercial:read", "commercial:activate"] })
+        assert.include(spender.scopes, "commercial:activate")
+        const Spending = Schema.parseJson(Schema.Struct({ members_may_spend: Schema.Boolean, member_monthly_cap: Schema.NullOr(Schema.Number) }))
+        const seen = yield* rest(port, "GET", api("/spending"), asBrowser(hugo, false))
+        expect(seen, 200)
+        assert.deepStrictEqual(Schema.decodeUnknownSync(Spending)(seen.text), { members_may_spend: false, member_monthly_cap: null })
+      }))
+
     it.effect("sign-out ends the session; repeated failures for an address wait, then say for how long", () =>
       Effect.gen(function*() {
         const { port } = yield* Running

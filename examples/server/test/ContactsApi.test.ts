@@ -31,6 +31,8 @@ const OWNER_KEY = "svc_key_contacts_owner_0123456789abcdef"
 const TOPICS_KEY = "svc_key_contacts_topics_0123456789abcdef"
 /** The demo owner's key that may also spend: `commercial:read` and `commercial:activate`. */
 const ACTIVATE_KEY = "svc_key_contacts_activate_0123456789abcdef"
+/** A member's key given every contact scope, commercial:activate included, as if by an owner who allowed it once. */
+const MEMBER_KEY = "svc_key_contacts_member_0123456789abcdef0"
 
 /**
  * The demo workspace's collection of three contacts (quoted only, never unlocked), and a second collection of six
@@ -41,6 +43,8 @@ class Selection extends Context.Tag("Selection")<Selection, {
   readonly contactIds: ReadonlyArray<string>
   readonly unlockCollectionId: string
   readonly unlockContactIds: ReadonlyArray<string>
+  readonly memberCollectionId: string
+  readonly memberContactIds: ReadonlyArray<string>
 }>() {}
 
 const prepared = Layer.effect(
@@ -70,7 +74,26 @@ const prepared = Layer.effect(
     const collection = yield* crm.createCollection(demo.id, { name: "Norte", contactIds })
     const unlockContactIds = yield* contactsOf(["ana@sur.cl", "beto@sur.cl", "caro@sur.cl", "dani@sur.cl", "ema@sur.cl", "fede@sur.cl"])
     const unlockCollection = yield* crm.createCollection(demo.id, { name: "Sur", contactIds: unlockContactIds })
-    return { collectionId: collection.id, contactIds, unlockCollectionId: unlockCollection.id, unlockContactIds }
+    const memberContactIds = yield* contactsOf(["gala@este.mx", "hugo@este.mx", "ines@este.mx"])
+    const memberCollection = yield* crm.createCollection(demo.id, { name: "Este", contactIds: memberContactIds })
+    const mia = yield* accounts.createPerson({ displayName: "Mia Member" })
+    yield* accounts.addMember({ workspaceId: demo.id, personId: mia.id, role: "member" })
+    yield* accounts.issueCredential({
+      workspaceId: demo.id,
+      kind: "api_key",
+      label: "a member's spending key",
+      scopes: ["commercial:read", "commercial:activate", "access:write"],
+      personId: mia.id,
+      secret: Redacted.make(MEMBER_KEY)
+    })
+    return {
+      collectionId: collection.id,
+      contactIds,
+      unlockCollectionId: unlockCollection.id,
+      unlockContactIds,
+      memberCollectionId: memberCollection.id,
+      memberContactIds
+    }
   }).pipe(Effect.orDie)
 )
 
@@ -319,6 +342,55 @@ for (const target of TestDatabase.targets()) {
         assert.isTrue(again.replayed)
         assert.deepStrictEqual({ ...again, replayed: false }, first)
         assert.deepStrictEqual(yield* creditsOf(port), after)
+      }))
+
+    it.effect("spending is a role: a member's key holds commercial:activate only while an owner lets members spend, up to the monthly cap (issue 32 row 2)", () =>
+      Effect.gen(function*() {
+        const { port } = yield* Running
+        const { memberCollectionId, memberContactIds } = yield* Selection
+        const Whoami = Schema.parseJson(Schema.Struct({ role: Schema.String, scopes: Schema.Array(Schema.String) }))
+        const scopesOf = (key: string) =>
+          rest(port, "GET", "/api/v1/workspaces/demo/whoami", { "x-api-key": key }).pipe(Effect.map((answer) => Schema.decodeUnknownSync(Whoami)(answer.text)))
+        const setSpending = (body: Readonly<Record<string, unknown>>, key = OWNER_KEY) =>
+          rest(port, "PUT", "/api/v1/workspaces/demo/spending", { ...json, "x-api-key": key }, JSON.stringify(body))
+        const unlockOf = (ids: ReadonlyArray<string>) =>
+          Effect.flatMap(restQuote(port, MEMBER_KEY, memberCollectionId, ids), (quote) => restUnlock(port, MEMBER_KEY, Unlocks.requestFor(quote)))
+
+        // By default a member holds no spending, whatever the key was given, and cannot give it either.
+        assert.deepStrictEqual(yield* scopesOf(MEMBER_KEY), { role: "member", scopes: ["commercial:read", "access:write"] })
+        const before = yield* creditsOf(port)
+        const refused = yield* unlockOf(memberContactIds.slice(0, 1))
+        assert.strictEqual(refused.status, 403, refused.text)
+        assert.include(Schema.decodeUnknownSync(ForbiddenBody)(refused.text).message, "only its owners and admins hold and give it")
+        const minted = yield* rest(port, "POST", "/api/v1/workspaces/demo/keys", { ...json, "x-api-key": MEMBER_KEY }, JSON.stringify({ name: "spend", scopes: ["commercial:activate"] }))
+        assert.strictEqual(minted.status, 422, minted.text)
+        assert.include(minted.text, "spending_not_allowed")
+
+        // Only an owner decides; a cap is required.
+        assert.strictEqual((yield* setSpending({ members_may_spend: true, member_monthly_cap: 5 }, MEMBER_KEY)).status, 403)
+        assert.strictEqual((yield* setSpending({ members_may_spend: true })).status, 422)
+        const allowed = yield* setSpending({ members_may_spend: true, member_monthly_cap: 5 })
+        assert.strictEqual(allowed.status, 200, allowed.text)
+        assert.deepInclude(JSON.parse(allowed.text), { members_may_spend: true, member_monthly_cap: 5 })
+        assert.include((yield* scopesOf(MEMBER_KEY)).scopes, "commercial:activate")
+
+        // Two accounts cost 10, past the cap of 5: refused before any spend. One fits; the next one does not.
+        const tooMuch = yield* unlockOf(memberContactIds.slice(0, 2))
+        assert.strictEqual(tooMuch.status, 402, tooMuch.text)
+        assert.deepInclude(refusalOf(Schema.decodeUnknownSync(RefusalBody)(tooMuch.text)), { code: "spending_cap_reached", action: "ask_an_owner_or_admin" })
+        assert.strictEqual((yield* creditsOf(port)).balance, before.balance)
+        const fits = yield* unlockOf(memberContactIds.slice(0, 1))
+        assert.strictEqual(fits.status, 200, fits.text)
+        assert.strictEqual((yield* creditsOf(port)).balance, before.balance - 5)
+        const past = yield* unlockOf(memberContactIds.slice(1, 2))
+        assert.strictEqual(past.status, 402, past.text)
+        assert.include(past.text, "spent 5 this month")
+
+        // Taken back: the member's key stops spending at once.
+        assert.strictEqual((yield* setSpending({ members_may_spend: false })).status, 200)
+        assert.notInclude((yield* scopesOf(MEMBER_KEY)).scopes, "commercial:activate")
+        assert.strictEqual((yield* unlockOf(memberContactIds.slice(2, 3))).status, 403)
+        assert.strictEqual((yield* creditsOf(port)).balance, before.balance - 5)
       }))
   })
 }

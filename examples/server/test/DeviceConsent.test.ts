@@ -26,6 +26,7 @@ import { hasChromium, launched } from "./support/Browser.js"
 import { running, Running } from "./support/Rest.js"
 
 const EMAIL = "ana@acme.example"
+const MEMBER_EMAIL = "bea@acme.example"
 const PASSWORD = "correct horse battery staple"
 
 const prepared = Layer.effectDiscard(
@@ -34,33 +35,40 @@ const prepared = Layer.effectDiscard(
     const acme = yield* accounts.createWorkspace({ slug: WorkspaceSlug.make("acme"), name: "Acme" })
     const ana = yield* (yield* People).create({ email: Schema.decodeSync(Email)(EMAIL), name: "Ana", password: Redacted.make(PASSWORD) })
     yield* accounts.addMember({ workspaceId: acme.id, personId: ana.person.id, role: "owner" })
+    const bea = yield* (yield* People).create({ email: Schema.decodeSync(Email)(MEMBER_EMAIL), name: "Bea", password: Redacted.make(PASSWORD) })
+    yield* accounts.addMember({ workspaceId: acme.id, personId: bea.person.id, role: "member" })
   }).pipe(Effect.orDie)
 )
 
 const DeviceAuthorization = Schema.Struct({ device_code: Schema.String, user_code: Schema.String, verification_uri_complete: Schema.String })
 
 /** `service login`'s first request: a device code for the shared CLI client. */
-const startDeviceFlow = (baseUrl: string) =>
+const startDeviceFlow = (baseUrl: string, scope = "openid offline_access market_data:read") =>
   Effect.promise(() =>
     fetch(`${baseUrl}/oauth/device/auth`, {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ client_id: "service-cli", scope: "openid offline_access market_data:read", resource: `${baseUrl}/api/v1` })
+      body: new URLSearchParams({ client_id: "service-cli", scope, resource: `${baseUrl}/api/v1` })
     }).then((r) => r.json())
   ).pipe(Effect.map(Schema.decodeUnknownSync(DeviceAuthorization)))
 
-/** `service login`'s poll: the token endpoint's error code, or "token" once tokens are issued. */
-const poll = (baseUrl: string, deviceCode: string) =>
+const TokenAnswer = Schema.Union(
+  Schema.Struct({ access_token: Schema.String, scope: Schema.optional(Schema.String) }),
+  Schema.Struct({ error: Schema.String })
+)
+
+/** `service login`'s poll: what the token endpoint answered. */
+const pollAnswer = (baseUrl: string, deviceCode: string) =>
   Effect.promise(() =>
     fetch(`${baseUrl}/oauth/token`, {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded" },
       body: new URLSearchParams({ grant_type: "urn:ietf:params:oauth:grant-type:device_code", device_code: deviceCode, client_id: "service-cli" })
-    }).then(async (r) => {
-      const body: unknown = await r.json()
-      return typeof body === "object" && body !== null && "access_token" in body ? "token" : typeof body === "object" && body !== null && "error" in body ? String(body.error) : "?"
-    })
-  )
+    }).then((r) => r.json())
+  ).pipe(Effect.map(Schema.decodeUnknownSync(TokenAnswer)))
+
+/** The token endpoint's error code, or "token" once tokens are issued. */
+const poll = (baseUrl: string, deviceCode: string) => Effect.map(pollAnswer(baseUrl, deviceCode), (answer) => "error" in answer ? answer.error : "token")
 
 const framingOf = (headers: Readonly<Record<string, string>>) => ({
   frameAncestors: /frame-ancestors 'none'/.test(headers["content-security-policy"] ?? ""),
@@ -70,7 +78,7 @@ const framingOf = (headers: Readonly<Record<string, string>>) => ({
 const browserContext = Effect.flatMap(launched, (browser) => Effect.promise(() => browser.newContext()))
 
 /** Opens a device link, confirms the code, and answers which page follows (signing in first when asked). */
-const openDeviceLink = (context: BrowserContext, link: string) =>
+const openDeviceLink = (context: BrowserContext, link: string, email = EMAIL) =>
   Effect.promise(async () => {
     const page = await context.newPage()
     const framing: Array<{ readonly url: string; readonly frameAncestors: boolean; readonly xFrameOptions: string }> = []
@@ -80,7 +88,7 @@ const openDeviceLink = (context: BrowserContext, link: string) =>
     await page.goto(link)
     await Promise.all([page.waitForNavigation(), page.click("button[type=submit] >> nth=0")])
     if ((await page.locator("#email").count()) > 0) {
-      await page.fill("#email", EMAIL)
+      await page.fill("#email", email)
       await page.fill("#password", PASSWORD)
       await Promise.all([page.waitForNavigation(), page.click("button[type=submit]")])
     }
@@ -121,6 +129,35 @@ for (const target of TestDatabase.targets()) {
             assert.isTrue(page.frameAncestors, `${page.url}: no frame-ancestors 'none'`)
             assert.strictEqual(page.xFrameOptions, "DENY", page.url)
           }
+        }).pipe(Effect.scoped)
+    )
+
+    it.effect.skipIf(!hasChromium)(
+      "a member is not offered commercial:activate on the consent page, and a form that ticks it anyway is refused (issue 32 row 2)",
+      () =>
+        Effect.gen(function*() {
+          const { baseUrl } = yield* Running
+          const context = yield* browserContext
+          const flow = yield* startDeviceFlow(baseUrl, "openid offline_access market_data:read commercial:read commercial:activate")
+          const opened = yield* openDeviceLink(context, flow.verification_uri_complete, MEMBER_EMAIL)
+          assert.isTrue(opened.consent, opened.heading)
+          const box = opened.page.locator("input[name=scope][value='commercial:activate']")
+          assert.isTrue(yield* Effect.promise(() => box.isDisabled()), "the spending box is not offered to a member")
+          assert.include(yield* Effect.promise(() => opened.page.locator("fieldset").innerText()), "Only a workspace's owners and admins give it.")
+          // A forged form: the box enabled and ticked by hand.
+          yield* Effect.promise(() => box.evaluate((input) => {
+            input.removeAttribute("disabled")
+            input.setAttribute("checked", "")
+          }))
+          const [forged] = yield* Effect.promise(() => Promise.all([opened.page.waitForNavigation(), opened.page.click("button[value=allow]")]))
+          assert.strictEqual(forged?.status(), 403)
+          assert.include(yield* Effect.promise(() => opened.page.locator("p.error").innerText()), "only owners and admins give commercial:activate")
+          assert.strictEqual(yield* poll(baseUrl, flow.device_code), "authorization_pending")
+          // Allowed as offered: a token without spending.
+          yield* Effect.promise(() => Promise.all([opened.page.waitForNavigation(), opened.page.click("button[value=allow]")]))
+          const answer = yield* pollAnswer(baseUrl, flow.device_code)
+          assert.isTrue("access_token" in answer, JSON.stringify(answer))
+          assert.notInclude("scope" in answer ? answer.scope ?? "" : "", "commercial:activate")
         }).pipe(Effect.scoped)
     )
 

@@ -54,7 +54,7 @@ export const contactUnlock = kit.make({
   title: "Unlock contacts (spends credits)",
   description:
     "SPENDS insight credits. Researches the contact details of the quoted CRM records, after the user accepted the quote: send its record_ids, confirm: true, the approved max_credits, its quote_token and its idempotency_key. Refused before any spend when the price rose above max_credits, the balance no longer covers it, the token expired or belongs to another quote. Already unlocked accounts cost nothing; failed accounts are refunded. Retrying with the same idempotency_key answers the first result and never spends or researches again. Needs the commercial:activate scope.",
-  refuses: ["confirmation_required", "quote_mismatch", "quote_expired", "price_changed", "insufficient_credits", "unlock_in_progress"],
+  refuses: ["confirmation_required", "quote_mismatch", "quote_expired", "price_changed", "insufficient_credits", "spending_not_allowed", "spending_cap_reached", "unlock_in_progress"],
   scopes: activateScopes,
   // Spends (not read-only, not undoable), calls an outside provider, and is idempotent only under its key.
   annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: true },

@@ -5,6 +5,7 @@
  */
 import unlocked from "./migrations/0001_unlocked.js"
 import unlocks from "./migrations/0002_unlocks.js"
+import memberSpend from "./migrations/0003_member_spend.js"
 
 /** @since 0.1.0 @category migrations */
 export const migrations = {
@@ -12,6 +13,7 @@ export const migrations = {
   dependsOn: ["core"],
   migrations: {
     "0001_unlocked": unlocked,
-    "0002_unlocks": unlocks
+    "0002_unlocks": unlocks,
+    "0003_member_spend": memberSpend
   }
 } as const

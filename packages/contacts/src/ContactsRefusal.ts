@@ -37,6 +37,18 @@ const defined = Refusal.define({
       action: "request_a_new_quote",
       description: "the price, recomputed now, is above the max_credits the user approved"
     },
+    spending_not_allowed: {
+      status: 422,
+      retryable: false,
+      action: "ask_an_owner_or_admin",
+      description: "only the workspace's owners and admins spend, unless an owner lets members spend"
+    },
+    spending_cap_reached: {
+      status: 402,
+      retryable: false,
+      action: "ask_an_owner_or_admin",
+      description: "the unlock would take the member past the workspace's monthly cap for members"
+    },
     insufficient_credits: { status: 402, retryable: false, action: "add_credits", description: "the balance no longer covers the price" },
     unlock_in_progress: {
       status: 409,

@@ -110,6 +110,8 @@ export const requestFor = (quote: Quote): UnlockRequest => ({
 /** What the queue row carries to research (again, after a crash) and to answer. */
 const Work = Schema.Struct({
   test: Schema.Boolean,
+  /** The member whose monthly cap this unlock counts against (decision 0092); absent for owners, admins and keys. */
+  spender: Schema.optional(Schema.Struct({ person_id: Schema.String, period: Schema.String })),
   research: Schema.Array(Schema.Struct({ account: Account, ledger_id: Schema.NullOr(Schema.String), credits: Schema.Number })),
   already: Schema.Array(Schema.Struct({ record_id: Schema.String, name: Schema.NullOr(Schema.String) }))
 })
@@ -239,6 +241,7 @@ export const make = (options: Options = {}) =>
             yield* sql`DELETE FROM contacts.unlocked WHERE workspace_id = ${row.workspace_id} AND contact_id = ${id} AND unlock_id = ${row.id}`
             if (item.ledger_id !== null) {
               yield* meter.refund({ ledgerId: item.ledger_id, workspaceId: row.workspace_id, credits: item.credits }, `contact unlock ${row.id}: ${result.reason}`)
+              yield* unspend(row.workspace_id, work, item.credits)
               refunded += item.credits
             }
             accounts.push({ record_id: id, name: nameOf(id, item.account.name), outcome: "failed", credits: 0, coordinates: null, reason: result.reason })
@@ -352,6 +355,49 @@ export const make = (options: Options = {}) =>
         }
       })
 
+    // A member spends only where the workspace lets members spend, up to its monthly cap: read and counted under locks
+    // (the workspace row against a change of the cap, the member's month against their other unlocks), in the
+    // transaction that charges. Owners, admins and keys answered for by them are not capped.
+    const memberSpend = (principal: Principal, total: number, now: number) =>
+      Effect.gen(function*() {
+        if (principal.role !== "member" || Option.isNone(principal.person) || total === 0) return undefined
+        const personId = principal.person.value.id
+        const workspaceId = principal.workspace.id
+        const caps = yield* sql`SELECT member_spend_cap AS cap FROM core.workspaces WHERE id = ${workspaceId} FOR SHARE`.pipe(
+          Effect.flatMap(Schema.decodeUnknown(Schema.Array(Schema.Struct({ cap: Schema.NullOr(Schema.Number) })))),
+          Effect.orDie
+        )
+        const cap = caps[0]?.cap ?? null
+        if (cap === null) {
+          return yield* refuse(
+            "spending_not_allowed",
+            `Only the owners and admins of ${principal.workspace.slug} spend its credits.`,
+            "Ask an owner or admin to unlock, or an owner to let members spend (spending_set)."
+          )
+        }
+        const period = new Date(now).toISOString().slice(0, 7)
+        yield* sql`INSERT INTO contacts.member_spend (workspace_id, person_id, period) VALUES (${workspaceId}, ${personId}, ${period})
+          ON CONFLICT DO NOTHING`
+        const rows = yield* sql`SELECT credits FROM contacts.member_spend
+          WHERE workspace_id = ${workspaceId} AND person_id = ${personId} AND period = ${period} FOR UPDATE`.pipe(
+          Effect.flatMap(Schema.decodeUnknown(Schema.Array(Schema.Struct({ credits: Schema.Number })))),
+          Effect.orDie
+        )
+        const already = rows[0]?.credits ?? 0
+        if (already + total > cap) {
+          return yield* refuse(
+            "spending_cap_reached",
+            `Members of ${principal.workspace.slug} spend at most ${plural(cap, "credit", "credits")} a month; you spent ${already} this month and this unlock costs ${total}.`,
+            "Unlock fewer accounts, ask an owner or admin to unlock them, or an owner to raise the cap (spending_set)."
+          )
+        }
+        return { person_id: personId, period }
+      })
+
+    const unspend = (workspaceId: string, work: Work, credits: number) =>
+      work.spender === undefined ? Effect.void : sql`UPDATE contacts.member_spend SET credits = greatest(0, credits - ${credits})
+        WHERE workspace_id = ${workspaceId} AND person_id = ${work.spender.person_id} AND period = ${work.spender.period}`.pipe(Effect.asVoid)
+
     const unlock = (principal: Principal, request: UnlockRequest) =>
       Effect.gen(function*() {
         const workspaceId = principal.workspace.id
@@ -427,6 +473,7 @@ export const make = (options: Options = {}) =>
         }
         const unlockId = `unl_${randomBytes(12).toString("hex")}`
         const inserted = yield* sql.withTransaction(Effect.gen(function*() {
+          const spent = yield* memberSpend(principal, total, now)
           const rows = yield* sql`INSERT INTO contacts.unlocks (id, workspace_id, idempotency_key, principal, collection_id, record_ids,
               max_credits, work)
             VALUES (${unlockId}, ${workspaceId}, ${request.idempotency_key}, ${claims.principal}, ${request.collection_id},
@@ -445,8 +492,14 @@ export const make = (options: Options = {}) =>
             research.push({ account: accountOf(id), ledger_id: charge?.ledgerId ?? null, credits: charge?.credits ?? 0 })
           }
           const claimedSet = new Set(claimed)
+          const charged = research.reduce((sum, item) => sum + item.credits, 0)
+          if (spent !== undefined && charged > 0) {
+            yield* sql`UPDATE contacts.member_spend SET credits = credits + ${charged}
+              WHERE workspace_id = ${workspaceId} AND person_id = ${spent.person_id} AND period = ${spent.period}`
+          }
           const work: Work = {
             test: isTest,
+            ...(spent === undefined ? {} : { spender: spent }),
             research,
             already: selected.filter((id) => !claimedSet.has(id)).map((id) => ({ record_id: id, name: selection.contacts.get(id)?.name ?? null }))
           }

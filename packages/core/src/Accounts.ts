@@ -17,6 +17,7 @@ import { createHash, randomBytes } from "node:crypto"
 import { Unauthenticated } from "./AuthError.js"
 import { Authenticator } from "./Authenticator.js"
 import * as CredentialCache from "./CredentialCache.js"
+import * as Spending from "./Spending.js"
 import { CredentialId, PersonId, WorkspaceId, WorkspaceSlug } from "./Ids.js"
 import { CredentialKind, Person, Principal, Role, Scope } from "./Principal.js"
 import { Workspace } from "./Workspace.js"
@@ -174,6 +175,12 @@ export class Accounts extends Context.Tag("@service/core/Accounts")<
       personId: PersonId,
       handTo?: PersonId | undefined
     ) => Effect.Effect<KeysReleased>
+    /**
+     * Whether the workspace's members may spend (`commercial:activate`), and up to how many credits each per UTC
+     * month: `null` when they may not (decision 0092).
+     */
+    readonly memberSpendCap: (workspaceId: WorkspaceId) => Effect.Effect<number | null>
+    readonly setMemberSpendCap: (workspaceId: WorkspaceId, cap: number | null) => Effect.Effect<void>
     /** Replaces the scopes of a live credential. */
     readonly updateScopes: (id: CredentialId, scopes: ReadonlyArray<Scope>) => Effect.Effect<void, AccountNotFound>
   }
@@ -208,7 +215,10 @@ const CredentialRow = Schema.Struct({
   workspace_test_of: Schema.NullOr(WorkspaceId),
   person_id: Schema.NullOr(PersonId),
   person_name: Schema.NullOr(Schema.String),
-  member_role: Schema.NullOr(Role)
+  member_role: Schema.NullOr(Role),
+  answerer_role: Schema.NullOr(Role),
+  operators_key: Schema.Boolean,
+  members_may_spend: Schema.Boolean
 })
 
 const isScope = Schema.is(Scope)
@@ -231,11 +241,14 @@ export const makeSql = Effect.gen(function*() {
       const rows = yield* sql`
         SELECT c.id AS credential_id, c.kind, c.scopes, c.last_used_at, c.expires_at,
                w.id AS workspace_id, w.slug AS workspace_slug, w.name AS workspace_name, w.test_of AS workspace_test_of,
-               p.id AS person_id, p.display_name AS person_name, m.role AS member_role
+               p.id AS person_id, p.display_name AS person_name, m.role AS member_role, a.role AS answerer_role,
+               (c.person_id IS NULL AND c.created_by IS NULL AND c.answered_by IS NULL) AS operators_key,
+               (w.member_spend_cap IS NOT NULL) AS members_may_spend
         FROM core.credentials c
         JOIN core.workspaces w ON w.id = c.workspace_id
         LEFT JOIN core.persons p ON p.id = c.person_id
         LEFT JOIN core.members m ON m.workspace_id = c.workspace_id AND m.person_id = c.person_id
+        LEFT JOIN core.members a ON a.workspace_id = c.workspace_id AND a.person_id = c.answered_by
         WHERE c.secret_sha256 = ${sha256(Redacted.value(credential.secret))}
           AND c.kind = ${credential.kind}
           AND c.revoked_at IS NULL
@@ -262,7 +275,13 @@ export const makeSql = Effect.gen(function*() {
           : Option.none(),
         // Faceless keys act as members: anything stronger needs a person.
         role: row.member_role ?? "member",
-        scopes: row.scopes.filter(isScope),
+        // A faceless key spends as the person who answers for it, or as the operator who made it (decision 0092).
+        scopes: Spending.heldScopes(
+          row.scopes.filter(isScope),
+          row.person_id === null
+            ? row.operators_key || (row.answerer_role !== null && Spending.maySpend(row.answerer_role, row.members_may_spend))
+            : row.member_role !== null && Spending.maySpend(row.member_role, row.members_may_spend)
+        ),
         credential: { id: row.credential_id, kind: row.kind }
       })
     }).pipe(Effect.withSpan("Authenticator.authenticate", { captureStackTrace: false }))
@@ -459,8 +478,21 @@ export const makeSql = Effect.gen(function*() {
       return { revoked, handedOver } satisfies KeysReleased
     }).pipe(Effect.orDie)
 
+  const memberSpendCap = (workspaceId: WorkspaceId) =>
+    sql`SELECT member_spend_cap AS cap FROM core.workspaces WHERE id = ${workspaceId}`.pipe(
+      Effect.flatMap(Schema.decodeUnknown(Schema.Array(Schema.Struct({ cap: Schema.NullOr(Schema.Number) })))),
+      Effect.map((rows) => rows[0]?.cap ?? null),
+      Effect.orDie
+    )
+
+  // An update of the workspace row: its trigger tells every node's credential cache, so held scopes follow at once.
+  const setMemberSpendCap = (workspaceId: WorkspaceId, cap: number | null) =>
+    sql`UPDATE core.workspaces SET member_spend_cap = ${cap} WHERE id = ${workspaceId}`.pipe(Effect.asVoid, Effect.orDie)
+
   return {
     accounts: Accounts.of({
+      memberSpendCap,
+      setMemberSpendCap,
       createWorkspace,
       testWorkspaces,
       findWorkspaceBySlug,

@@ -7,6 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { Forbidden } from "./AuthError.js"
 import type { Person, Principal, Scope } from "./Principal.js"
+import * as Spending from "./Spending.js"
 
 /**
  * Succeeds when the principal holds at least one of `anyOf` (scopes are OR-listed, as `market_data:read`
@@ -23,9 +24,10 @@ export const requireScope = (
     : Effect.fail(
       new Forbidden({
         reason: "missing_scope",
-        detail: anyOf.length === 1
+        detail: (anyOf.length === 1
           ? `This action needs the scope ${anyOf.join("")}.`
-          : `This action needs one of the scopes: ${anyOf.join(", ")}.`,
+          : `This action needs one of the scopes: ${anyOf.join(", ")}.`) +
+          (anyOf.includes(Spending.spendingScope) ? ` ${Spending.whoMaySpend}` : ""),
         scopes: anyOf
       })
     )

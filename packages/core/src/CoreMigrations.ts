@@ -11,6 +11,7 @@ import testWorkspaces from "./migrations/0005_test_workspaces.js"
 import keyListing from "./migrations/0006_key_listing.js"
 import credentialNotify from "./migrations/0007_credential_notify.js"
 import keyAnswerer from "./migrations/0008_key_answerer.js"
+import spending from "./migrations/0009_spending.js"
 
 /** @since 0.1.0 @category migrations */
 export const migrations = {
@@ -24,6 +25,7 @@ export const migrations = {
     "0005_test_workspaces": testWorkspaces,
     "0006_key_listing": keyListing,
     "0007_credential_notify": credentialNotify,
-    "0008_key_answerer": keyAnswerer
+    "0008_key_answerer": keyAnswerer,
+    "0009_spending": spending
   }
 } as const

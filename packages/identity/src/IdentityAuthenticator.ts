@@ -12,6 +12,7 @@ import { Authenticator, type PresentedCredential } from "@service/core/Authentic
 import * as CredentialCache from "@service/core/CredentialCache"
 import { CredentialId } from "@service/core/Ids"
 import { Principal, Scope } from "@service/core/Principal"
+import * as Spending from "@service/core/Spending"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -44,7 +45,8 @@ export const make = Effect.gen(function*() {
         workspace: membership.workspace,
         person: Option.some(person.value.person),
         role: membership.role,
-        scopes: [...grant.value.scopes],
+        // What the person gave, as long as they may still give it: a member who no longer spends holds no spending.
+        scopes: [...Spending.heldScopes(grant.value.scopes, membership.spends)],
         credential: { id: CredentialId.make(grant.value.grantId), kind: "bearer" }
       })
     }).pipe(Effect.withSpan("Authenticator.bearer", { captureStackTrace: false }))

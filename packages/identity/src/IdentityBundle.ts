@@ -28,6 +28,7 @@ import * as Passwords from "./Passwords.js"
 import * as People from "./People.js"
 import * as Sessions from "./Sessions.js"
 import * as SignInPages from "./SignInPages.js"
+import * as SpendingOperations from "./SpendingOperations.js"
 import * as WhoamiOperations from "./WhoamiOperations.js"
 
 const base = Layer.mergeAll(Passwords.layer, Sessions.layer, Invitations.layer)
@@ -44,6 +45,7 @@ const groups: ReadonlyArray<Operation.Group<Requirements | Caller>> = [
   KeyOperations.group,
   MemberOperations.group,
   InvitationOperations.group,
+  SpendingOperations.group,
   WhoamiOperations.group
 ]
 

@@ -19,7 +19,8 @@ export const fixture: Bundle.Fixture<Accounts> = {
       yield* accounts.addMember({ workspaceId: workspace.id, personId: leaving.id, role: "member" })
       return {
         member_role_set: { person_id: promoted.id, role: "admin" },
-        member_remove: { person_id: leaving.id }
+        member_remove: { person_id: leaving.id },
+        spending_set: { members_may_spend: true, member_monthly_cap: 500 }
       }
     })
 }

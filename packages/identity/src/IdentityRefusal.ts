@@ -59,6 +59,18 @@ const defined = Refusal.define({
       action: "ask_for_fewer_scopes",
       description: "a key can only be given scopes the credential that creates it holds (a signed-in person may give any)"
     },
+    spending_not_allowed: {
+      status: 422,
+      retryable: false,
+      action: "ask_an_owner_or_admin",
+      description: "only the workspace's owners and admins give commercial:activate, unless an owner lets members spend"
+    },
+    spending_cap_out_of_range: {
+      status: 422,
+      retryable: false,
+      action: "fix_the_cap",
+      description: "letting members spend needs a monthly cap per member of 1 credit or more; leaving them out needs none"
+    },
     faceless_not_allowed: {
       status: 422,
       retryable: false,

@@ -18,6 +18,7 @@ import { CredentialId } from "@service/core/Ids"
 import * as Operation from "@service/core/Operation"
 import { type Principal, Scope } from "@service/core/Principal"
 import { Caller } from "@service/core/RequestContext"
+import * as Spending from "@service/core/Spending"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -108,8 +109,8 @@ export const keysCreate = kit.make({
   name: "keys_create",
   title: "Create an API key",
   description:
-    "Creates an API key in the workspace and answers its secret, shown once. Personal by default: it acts as you, with your role, within the scopes given. faceless: true makes a key with no person behind it (owner or admin only). A key or token gives only scopes it holds; a signed-in session may give any. commercial:activate is only given when named.",
-  refuses: ["scope_not_held", "faceless_not_allowed"],
+    "Creates an API key in the workspace and answers its secret, shown once. Personal by default: it acts as you, with your role, within the scopes given. faceless: true makes a key with no person behind it (owner or admin only). A key or token gives only scopes it holds; a signed-in session may give any. commercial:activate is only given when named, and only by owners and admins unless an owner lets members spend.",
+  refuses: ["scope_not_held", "faceless_not_allowed", "spending_not_allowed"],
   authorize: requirePerson,
   surfaces: { mcp: false },
   http: { method: "POST", path: "/keys", input: { kind: "body" } },
@@ -130,6 +131,13 @@ export const keysCreate = kit.make({
       const person = yield* requirePerson(caller).pipe(Effect.orDie)
       if (input.faceless && !ownerOrAdmin(caller)) {
         return yield* refuse("faceless_not_allowed", "Only an owner or admin creates a key with no person behind it.", "Create a personal key (leave faceless out).", { field: "faceless" })
+      }
+      // Spending is a role (decision 0092): a member gives commercial:activate only where an owner lets members spend.
+      if (input.scopes.includes(Spending.spendingScope) && caller.role === "member") {
+        const cap = yield* (yield* Accounts).memberSpendCap(caller.workspace.id)
+        if (cap === null) {
+          return yield* refuse("spending_not_allowed", `You are a member of ${caller.workspace.slug}. ${Spending.whoMaySpend}`, "Leave commercial:activate out, or ask an owner or admin for a key that spends.", { field: "scopes" })
+        }
       }
       // A session is the person, signed in now: it may give any scope. A key or token may not give more than it has.
       if (caller.credential.kind !== "session") {

@@ -22,6 +22,7 @@ import { AddressGuard } from "@service/core/AddressGuard"
 import * as GuardedHttp from "@service/core/GuardedHttp"
 import { corsOrigins, PublicAddress } from "@service/core/PublicAddress"
 import { Scope, scopeDescriptions } from "@service/core/Principal"
+import * as Spending from "@service/core/Spending"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -342,8 +343,23 @@ ${form}<button type="submit" form="op.deviceConfirmForm">Continue</button>
     return oauth.callback(request, response)
   }
 
-  const consentPage = (uid: string, clientName: string, workspaces: ReadonlyArray<{ readonly slug: string; readonly name: string; readonly role: string }>, scopes: ReadonlyArray<Scope>, csrf: string, notice?: string) =>
-    `<h1>Allow ${escape(clientName)}?</h1>
+  // Spending is a role (decision 0092): the box is offered only where the person may give it, and says where.
+  const spendingBox = (workspaces: ReadonlyArray<{ readonly slug: string; readonly spends: boolean }>) => {
+    const where = workspaces.filter((w) => w.spends).map((w) => w.slug)
+    return where.length === 0
+      ? { disabled: true, note: " Only a workspace's owners and admins give it." }
+      : where.length === workspaces.length
+      ? { disabled: false, note: "" }
+      : { disabled: false, note: ` You may give it in ${where.join(", ")} only.` }
+  }
+
+  const consentPage = (uid: string, clientName: string, workspaces: ReadonlyArray<{ readonly slug: string; readonly name: string; readonly role: string; readonly spends: boolean }>, scopes: ReadonlyArray<Scope>, csrf: string, notice?: string) => {
+    const spending = spendingBox(workspaces)
+    const box = (scope: Scope) =>
+      scope === Spending.spendingScope
+        ? `<label><input type="checkbox" name="scope" value="${escape(scope)}"${spending.disabled ? " disabled" : ""}> <code>${escape(scope)}</code>: ${escape(scopeDescriptions[scope])}${escape(spending.note)}</label>`
+        : `<label><input type="checkbox" name="scope" value="${escape(scope)}" checked> <code>${escape(scope)}</code>: ${escape(scopeDescriptions[scope])}</label>`
+    return `<h1>Allow ${escape(clientName)}?</h1>
 ${notice === undefined ? "" : `<p class="error" role="alert">${escape(notice)}</p>`}
 <p>${escape(clientName)} asks to act for you. Choose the workspace it acts in and what it may do there.</p>
 <form method="post" action="${prefix}/interaction/${escape(uid)}/consent">
@@ -351,12 +367,13 @@ ${notice === undefined ? "" : `<p class="error" role="alert">${escape(notice)}</
 <label for="workspace">Workspace</label>
 <select id="workspace" name="workspace">${workspaces.map((w) => `<option value="${escape(w.slug)}">${escape(w.name)} (${escape(w.slug)}, ${escape(w.role)})</option>`).join("")}</select>
 <fieldset><legend>It may</legend>
-${scopes.map((scope) => `<label><input type="checkbox" name="scope" value="${escape(scope)}"${scope === "commercial:activate" ? "" : " checked"}> <code>${escape(scope)}</code>: ${escape(scopeDescriptions[scope])}</label>`).join("\n")}
+${scopes.map(box).join("\n")}
 </fieldset>
 <button type="submit" name="decision" value="allow">Allow</button>
 <button type="submit" name="decision" value="deny">Deny</button>
 </form>
 <p class="muted">You can revoke it later: sign out of the client, or ask an owner to remove its access.</p>`
+  }
 
   const interaction = async (oauth: Effect.Effect.Success<typeof build>, request: IncomingMessage, response: ServerResponse, path: string) => {
     const [uid, action] = path.slice(`${prefix}/interaction/`.length).split("/")
@@ -393,7 +410,7 @@ ${scopes.map((scope) => `<label><input type="checkbox" name="scope" value="${esc
     const offered = ordered([...new Set([...requested.values()].flat())])
     const shown = offered.length === 0 ? ordered(["market_data:read"]) : offered
     const memberships = await run(people.memberships(personId))
-    const workspaces = memberships.map((m) => ({ slug: m.workspace.slug, name: m.workspace.name, role: m.role, id: m.workspace.id }))
+    const workspaces = memberships.map((m) => ({ slug: m.workspace.slug, name: m.workspace.name, role: m.role, id: m.workspace.id, spends: m.spends }))
     const csrf = sessions.csrfOf(secret.value)
     if (request.method === "GET" || action !== "consent") {
       if (workspaces.length === 0) return sendPage(response, 403, "No workspace", `<h1>No workspace</h1><p>You are not a member of any workspace yet.</p>`)
@@ -411,6 +428,9 @@ ${scopes.map((scope) => `<label><input type="checkbox" name="scope" value="${esc
       return sendPage(response, 403, "Allow access", consentPage(details.uid, clientName, workspaces, shown, csrf, "Choose one of your workspaces."))
     }
     const ticked = new Set(form.getAll("scope").filter(isScope))
+    if (ticked.has(Spending.spendingScope) && !workspace.spends) {
+      return sendPage(response, 403, "Allow access", consentPage(details.uid, clientName, workspaces, shown, csrf, `In ${workspace.slug} only owners and admins give commercial:activate: leave it unticked, or choose a workspace where you may.`))
+    }
     const grant = new oauth.provider.Grant({ accountId: personId, clientId })
     const oidcScopes = details.prompt.details["missingOIDCScope"]
     if (Array.isArray(oidcScopes)) grant.addOIDCScope(oidcScopes.filter((s): s is string => typeof s === "string").join(" "))

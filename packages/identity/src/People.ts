@@ -8,6 +8,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Accounts } from "@service/core/Accounts"
 import { PersonId } from "@service/core/Ids"
 import { Person, Role } from "@service/core/Principal"
+import * as Spending from "@service/core/Spending"
 import { Workspace } from "@service/core/Workspace"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -92,6 +93,8 @@ export const lockSeconds = (failures: number): number =>
 export interface Membership {
   readonly workspace: Workspace
   readonly role: Role
+  /** Whether the person may hold and give `commercial:activate` there (decision 0092). */
+  readonly spends: boolean
 }
 
 /**
@@ -132,7 +135,8 @@ const MembershipRow = Schema.Struct({
   slug: WorkspaceSlug,
   name: Schema.String,
   test_of: Schema.NullOr(WorkspaceId),
-  role: Role
+  role: Role,
+  members_may_spend: Schema.Boolean
 })
 const FailureRow = Schema.Struct({ failures: Schema.Number, locked_until: Schema.NullOr(Schema.DateFromSelf) })
 
@@ -235,13 +239,14 @@ export const make = Effect.gen(function*() {
     }).pipe(Effect.withSpan("People.signIn", { captureStackTrace: false }))
 
   const memberships = (personId: PersonId) =>
-    sql`SELECT w.id, w.slug, w.name, w.test_of, m.role FROM core.members m JOIN core.workspaces w ON w.id = m.workspace_id
+    sql`SELECT w.id, w.slug, w.name, w.test_of, m.role, w.member_spend_cap IS NOT NULL AS members_may_spend FROM core.members m JOIN core.workspaces w ON w.id = m.workspace_id
         WHERE m.person_id = ${personId} ORDER BY m.created_at, w.slug`.pipe(
       Effect.flatMap(Schema.decodeUnknown(Schema.Array(MembershipRow))),
       Effect.map((rows) =>
         rows.map((row): Membership => ({
           workspace: new Workspace({ id: row.id, slug: row.slug, name: row.name, testOf: row.test_of }),
-          role: row.role
+          role: row.role,
+          spends: Spending.maySpend(row.role, row.members_may_spend)
         }))
       ),
       Effect.orDie
