@@ -28,7 +28,7 @@ export interface Release {
  * inspects what it received. Close `release.registry` when done.
  */
 export const publishRelease = async (folder: string): Promise<Release> => {
-  Tarballs.build()
+  await Tarballs.build()
   const registry = await Registry.start()
   try {
     await Tarballs.publish(registry, folder)

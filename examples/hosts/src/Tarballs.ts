@@ -77,9 +77,16 @@ export const cleanEnv = (extra: Readonly<Record<string, string>> = {}): NodeJS.P
  * Builds every publishable package's dist/ as `npm run build` does (incremental: seconds when nothing changed), with
  * what no source emits any more pruned, so no stale module is packed.
  */
-export const build = (): void => {
+export const build = async (): Promise<void> => {
   for (const args of [[join(root, "node_modules", "typescript", "bin", "tsc"), "-b", "tsconfig.build.json"], [join(root, "scripts", "prune-dist.mjs")]]) {
-    execFileSync(process.execPath, args, { cwd: root, stdio: ["ignore", "inherit", "inherit"] })
+    // Asynchronous: a clean build takes minutes on a busy machine, and a test worker blocked that long loses its
+    // link to the test runner (vitest's 60 s RPC timeout, "Timeout calling onTaskUpdate").
+    const child = spawn(process.execPath, args, { cwd: root, stdio: ["ignore", "inherit", "inherit"] })
+    const code = await new Promise<number>((resolve, reject) => {
+      child.on("error", reject)
+      child.on("close", (exit) => resolve(exit ?? 1))
+    })
+    if (code !== 0) throw new Error(`${args.join(" ")} exited with ${code}`)
   }
 }
 

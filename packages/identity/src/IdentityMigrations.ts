@@ -7,6 +7,7 @@
 import identity from "./migrations/0001_identity.js"
 import oauth from "./migrations/0002_oauth.js"
 import credentialNotify from "./migrations/0003_credential_notify.js"
+import signInAddresses from "./migrations/0004_sign_in_addresses.js"
 
 /** @since 0.1.0 @category migrations */
 export const migrations = {
@@ -15,6 +16,7 @@ export const migrations = {
   migrations: {
     "0001_identity": identity,
     "0002_oauth": oauth,
-    "0003_credential_notify": credentialNotify
+    "0003_credential_notify": credentialNotify,
+    "0004_sign_in_addresses": signInAddresses
   }
 } as const

@@ -51,7 +51,7 @@ export class Passwords extends Context.Tag("@service/identity/Passwords")<
   }
 >() {}
 
-const derive = (password: string, salt: Buffer, cost: Cost) =>
+const deriveNow = (password: string, salt: Buffer, cost: Cost) =>
   Effect.async<Buffer>((resume) => {
     const N = 2 ** cost.logN
     // scrypt needs 128 * N * r bytes; Node refuses past maxmem, so it is given that with room to spare.
@@ -64,9 +64,15 @@ const derive = (password: string, salt: Buffer, cost: Cost) =>
 const phc = /^\$scrypt\$ln=(\d{1,2}),r=(\d{1,2}),p=(\d{1,2})\$([A-Za-z0-9+/]+)\$([A-Za-z0-9+/]+)$/
 
 /**
+ * `concurrency`: how many hashes run at once on this node (default 1). Each takes a core for about a quarter of a
+ * second, so a burst of sign-ins waits its turn instead of taking every core from the requests around it (issue 32
+ * row 5).
+ *
  * @since 0.1.0 @category constructors
  */
-export const make = (cost: Cost) => {
+export const make = (cost: Cost, concurrency = 1) => {
+  const turns = Effect.unsafeMakeSemaphore(concurrency)
+  const derive = (password: string, salt: Buffer, cost: Cost) => turns.withPermits(1)(deriveNow(password, salt, cost))
   const hash = (password: Redacted.Redacted<string>) =>
     Effect.gen(function*() {
       const salt = randomBytes(saltLength)
@@ -97,18 +103,26 @@ export const make = (cost: Cost) => {
 }
 
 /**
- * The cost from `SERVICE_PASSWORD_SCRYPT_LOG_N` (default 17); r = 8 and p = 1.
+ * The cost from `SERVICE_PASSWORD_SCRYPT_LOG_N` (default 17); r = 8 and p = 1; at most
+ * `SERVICE_PASSWORD_HASH_CONCURRENCY` hashes at once (default 1).
  *
  * @since 0.1.0 @category layers
  */
 export const layer: Layer.Layer<Passwords, never> = Layer.effect(
   Passwords,
   Effect.map(
-    Config.integer("SERVICE_PASSWORD_SCRYPT_LOG_N").pipe(
-      Config.withDefault(defaultCost.logN),
-      Config.validate({ message: "SERVICE_PASSWORD_SCRYPT_LOG_N must be between 14 and 20", validation: (n) => n >= 14 && n <= 20 })
-    ),
-    (logN) => make({ ...defaultCost, logN })
+    Config.all([
+      Config.integer("SERVICE_PASSWORD_SCRYPT_LOG_N").pipe(
+        Config.withDefault(defaultCost.logN),
+        Config.validate({ message: "SERVICE_PASSWORD_SCRYPT_LOG_N must be between 14 and 20", validation: (n) => n >= 14 && n <= 20 })
+      ),
+      Config.integer("SERVICE_PASSWORD_HASH_CONCURRENCY").pipe(
+        Config.withDefault(1),
+        Config.validate({ message: "SERVICE_PASSWORD_HASH_CONCURRENCY must be between 1 and 16", validation: (n) => n >= 1 && n <= 16 }),
+        Config.withDescription("Password hashes run at once on a node; the rest wait their turn.")
+      )
+    ]),
+    ([logN, concurrency]) => make({ ...defaultCost, logN }, concurrency)
   ).pipe(Effect.orDie)
 )
 

@@ -66,18 +66,22 @@ export class WeakPassword extends Data.TaggedError("WeakPassword")<{ readonly de
  * @since 0.1.0 @category errors
  */
 export class SignInRefused extends Data.TaggedError("SignInRefused")<{
-  readonly reason: "invalid" | "locked"
+  readonly reason: "invalid" | "locked" | "address_locked"
   readonly retryAfterSeconds: number
 }> {
   override get message(): string {
     return this.reason === "locked"
       ? `Too many failed sign-ins for this address: try again in ${this.retryAfterSeconds} seconds.`
+      : this.reason === "address_locked"
+      ? `Too many failed sign-ins from your network: try again in ${this.retryAfterSeconds} seconds.`
       : "Wrong email address or password."
   }
 }
 
 /** Failures allowed before the address waits; each further failure doubles the wait, up to the cap. */
 export const freeFailures = 5
+/** Failures allowed from one client address, whatever accounts it tries, before it waits the same way. */
+export const freeAddressFailures = 20
 const firstLockSeconds = 30
 const maxLockSeconds = 15 * 60
 
@@ -116,7 +120,11 @@ export class People extends Context.Tag("@service/identity/People")<
     readonly find: (personId: PersonId) => Effect.Effect<Option.Option<Someone>>
     /** Whether the person has a password (can sign in). */
     readonly hasPassword: (personId: PersonId) => Effect.Effect<boolean>
-    readonly signIn: (email: string, password: Redacted.Redacted<string>) => Effect.Effect<Someone, SignInRefused>
+    /**
+     * Each attempt is counted as a failure before its password is checked, per account and per client address
+     * (`from`), in one statement each, so parallel guesses cannot all pass the lockout; a success takes it back.
+     */
+    readonly signIn: (email: string, password: Redacted.Redacted<string>, from?: string | undefined) => Effect.Effect<Someone, SignInRefused>
     /** The workspaces the person is a member of, oldest membership first. */
     readonly memberships: (personId: PersonId) => Effect.Effect<ReadonlyArray<Membership>>
   }
@@ -138,7 +146,6 @@ const MembershipRow = Schema.Struct({
   role: Role,
   members_may_spend: Schema.Boolean
 })
-const FailureRow = Schema.Struct({ failures: Schema.Number, locked_until: Schema.NullOr(Schema.DateFromSelf) })
 
 /**
  * @since 0.1.0 @category constructors
@@ -201,17 +208,41 @@ export const make = Effect.gen(function*() {
   const hasPassword = (personId: PersonId) =>
     sql`SELECT 1 FROM identity.passwords WHERE person_id = ${personId}`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
 
-  const signIn = (emailGiven: string, password: Redacted.Redacted<string>) =>
+  // Counts an attempt against `key` in `table` and, from the threshold on, locks the key for the doubling wait: one
+  // statement, so concurrent attempts each see the count of those before them. The attempt's number, or none: the key
+  // is locked.
+  const claim = (table: "sign_in_failures" | "sign_in_address_failures", column: "email" | "address", key: string, free: number, now: Date) =>
+    sql`INSERT INTO ${sql(`identity.${table}`)} AS f (${sql(column)}, failures, locked_until, last_failed_at)
+        VALUES (${key}, 1, ${free <= 1 ? new Date(now.getTime() + firstLockSeconds * 1000) : null}, ${now})
+        ON CONFLICT (${sql(column)}) DO UPDATE SET failures = f.failures + 1, last_failed_at = EXCLUDED.last_failed_at,
+          locked_until = CASE WHEN f.failures + 1 < ${free} THEN NULL
+            ELSE ${now}::timestamptz + make_interval(secs => least(${maxLockSeconds}, ${firstLockSeconds} * power(2, least(20, f.failures + 1 - ${free})))) END
+        WHERE f.locked_until IS NULL OR f.locked_until <= ${now}
+        RETURNING failures`.pipe(
+      Effect.flatMap(Schema.decodeUnknown(Schema.Array(Schema.Struct({ failures: Schema.Number })))),
+      Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (row) => row.failures)),
+      Effect.orDie
+    )
+
+  const lockedFor = (table: "sign_in_failures" | "sign_in_address_failures", column: "email" | "address", key: string, now: number) =>
+    sql`SELECT locked_until FROM ${sql(`identity.${table}`)} WHERE ${sql(column)} = ${key}`.pipe(
+      Effect.flatMap(Schema.decodeUnknown(Schema.Array(Schema.Struct({ locked_until: Schema.NullOr(Schema.DateFromSelf) })))),
+      Effect.map((rows) => Math.max(1, Math.ceil(((rows[0]?.locked_until?.getTime() ?? now) - now) / 1000))),
+      Effect.orDie
+    )
+
+  const signIn = (emailGiven: string, password: Redacted.Redacted<string>, from?: string) =>
     Effect.gen(function*() {
       const email = emailGiven.trim().toLowerCase().slice(0, 254)
       const now = yield* Clock.currentTimeMillis
-      const failureRows = yield* sql`SELECT failures, locked_until FROM identity.sign_in_failures WHERE email = ${email}`.pipe(
-        Effect.flatMap(Schema.decodeUnknown(Schema.Array(FailureRow))),
-        Effect.orDie
-      )
-      const failure = failureRows[0]
-      if (failure?.locked_until !== null && failure?.locked_until !== undefined && failure.locked_until.getTime() > now) {
-        return yield* new SignInRefused({ reason: "locked", retryAfterSeconds: Math.ceil((failure.locked_until.getTime() - now) / 1000) })
+      const at = new Date(now)
+      // The count decides before the hash is checked (issue 32 row 5): the address first, then the account.
+      if (from !== undefined && Option.isNone(yield* claim("sign_in_address_failures", "address", from, freeAddressFailures, at))) {
+        return yield* new SignInRefused({ reason: "address_locked", retryAfterSeconds: yield* lockedFor("sign_in_address_failures", "address", from, now) })
+      }
+      const attempt = yield* claim("sign_in_failures", "email", email, freeFailures, at)
+      if (Option.isNone(attempt)) {
+        return yield* new SignInRefused({ reason: "locked", retryAfterSeconds: yield* lockedFor("sign_in_failures", "email", email, now) })
       }
       const found = yield* sql`
         SELECT p.id, p.display_name AS name, p.email, w.hash
@@ -225,16 +256,15 @@ export const make = Effect.gen(function*() {
         ? yield* Effect.as(passwords.waste(password), false)
         : yield* passwords.verify(password, row.hash)
       if (row === undefined || !ok) {
-        const failures = (failure?.failures ?? 0) + 1
-        const wait = lockSeconds(failures)
-        yield* sql`
-          INSERT INTO identity.sign_in_failures (email, failures, locked_until, last_failed_at)
-          VALUES (${email}, ${failures}, ${wait > 0 ? new Date(now + wait * 1000) : null}, ${new Date(now)})
-          ON CONFLICT (email) DO UPDATE SET failures = EXCLUDED.failures, locked_until = EXCLUDED.locked_until,
-            last_failed_at = EXCLUDED.last_failed_at`.pipe(Effect.orDie)
+        // This attempt's own number decides: the one that reached the threshold locked the account when it was counted.
+        const wait = lockSeconds(attempt.value)
         return yield* new SignInRefused({ reason: wait > 0 ? "locked" : "invalid", retryAfterSeconds: wait })
       }
-      if (failure !== undefined) yield* sql`DELETE FROM identity.sign_in_failures WHERE email = ${email}`.pipe(Effect.orDie)
+      // A success takes its attempt back: the account starts again, the address forgets one failure.
+      yield* sql`DELETE FROM identity.sign_in_failures WHERE email = ${email}`.pipe(Effect.orDie)
+      if (from !== undefined) {
+        yield* sql`UPDATE identity.sign_in_address_failures SET failures = greatest(0, failures - 1) WHERE address = ${from}`.pipe(Effect.orDie)
+      }
       return new Someone({ id: row.id, name: row.name, email: row.email })
     }).pipe(Effect.withSpan("People.signIn", { captureStackTrace: false }))
 

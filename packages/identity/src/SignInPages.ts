@@ -186,16 +186,17 @@ export const signIn = Mount.make({
           ? Mount.json({ code: "BAD_REQUEST", message: "Send email and password." }, 400)
           : html(400, "Sign in", signInForm(returnTo, "Enter your email address and password.", email))
       }
-      const outcome = yield* Effect.either((yield* People).signIn(email, Redacted.make(password)))
+      const outcome = yield* Effect.either((yield* People).signIn(email, Redacted.make(password), Option.getOrUndefined(request.remoteAddress)))
       if (outcome._tag === "Left") {
         const refused = outcome.left
-        const status = refused.reason === "locked" ? 429 : 401
-        const headers: Record<string, string> = refused.reason === "locked" ? { "retry-after": String(refused.retryAfterSeconds) } : {}
+        const waits = refused.reason !== "invalid"
+        const status = waits ? 429 : 401
+        const headers: Record<string, string> = waits ? { "retry-after": String(refused.retryAfterSeconds) } : {}
         return json
           ? Mount.json({
-            code: refused.reason === "locked" ? "SIGN_IN_LOCKED" : "SIGN_IN_FAILED",
+            code: waits ? "SIGN_IN_LOCKED" : "SIGN_IN_FAILED",
             message: refused.message,
-            ...(refused.reason === "locked" ? { retry_after_seconds: refused.retryAfterSeconds } : {})
+            ...(waits ? { retry_after_seconds: refused.retryAfterSeconds } : {})
           }, status, headers)
           : html(status, "Sign in", signInForm(returnTo, refused.message, email), headers)
       }
