@@ -30,6 +30,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import { createHash, randomBytes } from "node:crypto"
 import { createServer } from "node:http"
 import type { Browser, BrowserContext } from "playwright-core"
 import { hasChromium, launched } from "./support/Browser.js"
@@ -305,6 +306,68 @@ for (const target of TestDatabase.targets()) {
           assert.deepInclude(me.body, { role: "owner", scopes: ["market_data:read", "access:write"] })
           // Bound to the REST API (RFC 8707): the MCP endpoint refuses it.
           assert.strictEqual((yield* mcpPing(baseUrl, token.access_token)).status, 401)
+        }).pipe(Effect.scoped)
+    )
+
+    it.effect.skipIf(!hasChromium)(
+      "a known client asking again for commercial:activate, left unticked, gets a token with what it holds; a refresh naming another resource burns nothing (issue 32 rows 16, 11)",
+      () =>
+        Effect.gen(function*() {
+          const { baseUrl } = yield* Running
+          const hook = yield* Receiver
+          const browser = yield* launched.pipe(Effect.flatMap((opened) => Effect.promise(() => opened.newContext())))
+          // A client registered as the SDK registers, authorized first for market data only.
+          const agent = new MemoryProvider(hook.redirect)
+          assert.isTrue((yield* connect(baseUrl, agent)).unauthorized)
+          const clientId = agent.info?.client_id ?? ""
+          const Token = Schema.Struct({ access_token: Schema.String, refresh_token: Schema.String, scope: Schema.String })
+          const authorizeFor = (scope: string) =>
+            Effect.gen(function*() {
+              const verifier = randomBytes(32).toString("base64url")
+              const url = new URL(`${baseUrl}/oauth/auth`)
+              for (
+                const [name, value] of Object.entries({
+                  client_id: clientId,
+                  response_type: "code",
+                  redirect_uri: hook.redirect,
+                  scope,
+                  resource: `${baseUrl}/mcp`,
+                  code_challenge: createHash("sha256").update(verifier).digest("base64url"),
+                  code_challenge_method: "S256",
+                  state: "s"
+                })
+              ) url.searchParams.set(name, value)
+              const consent = yield* authorize(browser, url, hook.redirect)
+              assert.notStrictEqual(consent.code, "", "a code, not access_denied")
+              const exchanged = yield* Effect.promise(() =>
+                fetch(`${baseUrl}/oauth/token`, form({ grant_type: "authorization_code", code: consent.code, redirect_uri: hook.redirect, code_verifier: verifier, client_id: clientId })).then((r) => r.json())
+              )
+              return { consent, token: Schema.decodeUnknownSync(Token)(exchanged) }
+            })
+          const first = yield* authorizeFor("market_data:read")
+          assert.strictEqual(first.token.scope, "market_data:read")
+
+          // The same client asks again, now for commercial:activate too; the person leaves it unticked.
+          const second = yield* authorizeFor("market_data:read commercial:activate")
+          assert.deepStrictEqual([...second.consent.boxes], [["commercial:activate", false]], "only what it does not hold is asked")
+          const token = second.token
+          assert.include(token.scope, "market_data:read")
+          assert.notInclude(token.scope, "commercial:activate")
+          assert.strictEqual((yield* mcpPing(baseUrl, token.access_token)).status, 200)
+
+          // A refresh naming a resource the token was not granted for is refused, and burns nothing: the correct
+          // refresh that follows works, and the grant lives on.
+          const refresh = (extra: Readonly<Record<string, string>>) =>
+            Effect.promise(() =>
+              fetch(`${baseUrl}/oauth/token`, form({ grant_type: "refresh_token", refresh_token: token.refresh_token, client_id: clientId, ...extra })).then(async (r) => ({ status: r.status, body: await r.text() }))
+            )
+          const wrong = yield* refresh({ resource: `${baseUrl}/api/v1` })
+          assert.strictEqual(wrong.status, 400, wrong.body)
+          assert.include(wrong.body, "invalid_target")
+          const right = yield* refresh({ resource: `${baseUrl}/mcp` })
+          assert.strictEqual(right.status, 200, right.body)
+          const renewed = Schema.decodeUnknownSync(Schema.parseJson(Token))(right.body)
+          assert.strictEqual((yield* mcpPing(baseUrl, renewed.access_token)).status, 200)
         }).pipe(Effect.scoped)
     )
 

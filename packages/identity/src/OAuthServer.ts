@@ -295,7 +295,18 @@ ${form}<button type="submit" form="op.deviceConfirmForm">Continue</button>
       },
       issueRefreshToken: (_ctx, client) => client.grantTypeAllowed("refresh_token"),
       expiresWithSession: () => false,
-      rotateRefreshToken: true,
+      // Rotation consumes the presented refresh token before the provider resolves the `resource` asked for: a refresh
+      // naming a resource the token was not granted for failed with invalid_target after burning the token, and the
+      // client's next, correct refresh then revoked the whole grant as a reuse (issue 32 row 11). The resource is
+      // checked here first, before anything is consumed.
+      rotateRefreshToken: (ctx) => {
+        const asked = ctx.oidc.params?.["resource"]
+        const token = ctx.oidc.entities.RefreshToken
+        if (typeof asked === "string" && token !== undefined && !token.resourceIndicators.has(asked)) {
+          throw new errors.InvalidTarget()
+        }
+        return true
+      },
       extraTokenClaims: async (_ctx, token) => {
         const grantId = "grantId" in token && typeof token.grantId === "string" ? token.grantId : undefined
         if (grantId === undefined) return undefined
@@ -428,10 +439,14 @@ ${scopes.map(box).join("\n")}
       return sendPage(response, 403, "Allow access", consentPage(details.uid, clientName, workspaces, shown, csrf, "Choose one of your workspaces."))
     }
     const ticked = new Set(form.getAll("scope").filter(isScope))
+    // A client the person allowed before asks only for what it does not hold yet; leaving that unticked keeps what it
+    // holds (RFC 6749 3.3: fewer scopes than asked, and the token says which), instead of denying everything
+    // (issue 32 row 16). The CLI's client never has one (loadExistingGrant).
+    const existing = typeof details.grantId === "string" ? await oauth.provider.Grant.find(details.grantId) : undefined
     if (ticked.has(Spending.spendingScope) && !workspace.spends) {
       return sendPage(response, 403, "Allow access", consentPage(details.uid, clientName, workspaces, shown, csrf, `In ${workspace.slug} only owners and admins give commercial:activate: leave it unticked, or choose a workspace where you may.`))
     }
-    const grant = new oauth.provider.Grant({ accountId: personId, clientId })
+    const grant = existing ?? new oauth.provider.Grant({ accountId: personId, clientId })
     const oidcScopes = details.prompt.details["missingOIDCScope"]
     if (Array.isArray(oidcScopes)) grant.addOIDCScope(oidcScopes.filter((s): s is string => typeof s === "string").join(" "))
     const granted = new Set<string>()
@@ -442,7 +457,7 @@ ${scopes.map(box).join("\n")}
       const no = asked.filter((scope) => !ticked.has(scope))
       if (yes.length > 0) grant.addResourceScope(resource, yes.join(" "))
       if (no.length > 0) grant.rejectResourceScope(resource, no.join(" "))
-      for (const scope of yes) granted.add(scope)
+      for (const scope of grant.getResourceScope(resource).split(" ").filter(isScope)) granted.add(scope)
     }
     if (granted.size === 0) {
       return oauth.provider.interactionFinished(request, response, { error: "access_denied", error_description: "No scope was granted." }, { mergeWithLastSubmission: false })
