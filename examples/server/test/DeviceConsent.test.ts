@@ -67,8 +67,15 @@ const pollAnswer = (baseUrl: string, deviceCode: string) =>
     }).then((r) => r.json())
   ).pipe(Effect.map(Schema.decodeUnknownSync(TokenAnswer)))
 
+/** Polls as a client does: told to slow down, it adds 5 s to its interval (5 s at first, RFC 8628 3.5) and asks again. */
+const pollPatiently = (baseUrl: string, deviceCode: string, interval = 5): Effect.Effect<typeof TokenAnswer.Type> =>
+  Effect.flatMap(pollAnswer(baseUrl, deviceCode), (answer) =>
+    "error" in answer && answer.error === "slow_down"
+      ? Effect.zipRight(Effect.sleep(Duration.seconds(interval + 5)), pollPatiently(baseUrl, deviceCode, interval + 5))
+      : Effect.succeed(answer))
+
 /** The token endpoint's error code, or "token" once tokens are issued. */
-const poll = (baseUrl: string, deviceCode: string) => Effect.map(pollAnswer(baseUrl, deviceCode), (answer) => "error" in answer ? answer.error : "token")
+const poll = (baseUrl: string, deviceCode: string) => Effect.map(pollPatiently(baseUrl, deviceCode), (answer) => "error" in answer ? answer.error : "token")
 
 const framingOf = (headers: Readonly<Record<string, string>>) => ({
   frameAncestors: /frame-ancestors 'none'/.test(headers["content-security-policy"] ?? ""),
@@ -153,9 +160,11 @@ for (const target of TestDatabase.targets()) {
           assert.strictEqual(forged?.status(), 403)
           assert.include(yield* Effect.promise(() => opened.page.locator("p.error").innerText()), "only owners and admins give commercial:activate")
           assert.strictEqual(yield* poll(baseUrl, flow.device_code), "authorization_pending")
-          // Allowed as offered: a token without spending.
+          const polledAt = Date.now()
+          // Allowed as offered: a token without spending, fetched no sooner than the polling interval allows.
           yield* Effect.promise(() => Promise.all([opened.page.waitForNavigation(), opened.page.click("button[value=allow]")]))
-          const answer = yield* pollAnswer(baseUrl, flow.device_code)
+          yield* Effect.sleep(Duration.millis(Math.max(0, 5_100 - (Date.now() - polledAt))))
+          const answer = yield* pollPatiently(baseUrl, flow.device_code)
           assert.isTrue("access_token" in answer, JSON.stringify(answer))
           assert.notInclude("scope" in answer ? answer.scope ?? "" : "", "commercial:activate")
         }).pipe(Effect.scoped)

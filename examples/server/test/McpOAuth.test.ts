@@ -169,6 +169,7 @@ const authorize = (browser: BrowserContext, url: URL, redirect: string, tick: Re
         throw new Error(`no consent page at ${page.url()}: ${(await page.content()).slice(0, 1500)} (${String(error)})`)
       })
       const heading = await page.locator("h1").innerText()
+      const goesTo = (await page.locator("p.redirect").count()) > 0 ? await page.locator("p.redirect").innerText() : ""
       const workspaces = await page.locator("select#workspace option").allInnerTexts()
       const boxes = await page.locator("input[name=scope]").evaluateAll((inputs) =>
         inputs.map((input) => [input.getAttribute("value") ?? "", input instanceof HTMLInputElement && input.checked] as const)
@@ -176,7 +177,7 @@ const authorize = (browser: BrowserContext, url: URL, redirect: string, tick: Re
       for (const scope of tick) await page.check(`input[name=scope][value="${scope}"]`)
       await Promise.all([page.waitForURL((at) => at.href.startsWith(redirect)), page.click("button[value=allow]")])
       const back = new URL(page.url())
-      return { code: back.searchParams.get("code") ?? "", iss: back.searchParams.get("iss"), signedIn, heading, workspaces, boxes: new Map(boxes) }
+      return { code: back.searchParams.get("code") ?? "", iss: back.searchParams.get("iss"), signedIn, heading, goesTo, workspaces, boxes: new Map(boxes) }
     } finally {
       await page.close()
     }
@@ -205,6 +206,7 @@ const deviceGrant = (baseUrl: string, browser: Browser, email: string) =>
         fetch(`${baseUrl}/oauth/token`, form({ grant_type: "urn:ietf:params:oauth:grant-type:device_code", device_code: device.device_code, client_id: "service-cli" })).then((r) => r.json())
       )
     const pending = yield* poll()
+    const firstPoll = Date.now()
     const seen = yield* Effect.promise(async () => {
       const page = await (await browser.newContext()).newPage()
       await page.goto(device.verification_uri_complete)
@@ -220,6 +222,8 @@ const deviceGrant = (baseUrl: string, browser: Browser, email: string) =>
       await Promise.all([page.waitForNavigation(), page.click("button[value=allow]")])
       return { confirm, boxes, done: await page.locator("h1").innerText(), pending }
     })
+    // A client polls no sooner than the interval (5 s, RFC 8628 3.5); sooner is told to slow down.
+    yield* Effect.sleep(Duration.millis(Math.max(0, 5_100 - (Date.now() - firstPoll))))
     const token = Schema.decodeUnknownSync(Schema.Struct({ access_token: Schema.String, refresh_token: Schema.String, scope: Schema.String }))(yield* poll())
     return { device, seen, token }
   })
@@ -426,6 +430,8 @@ for (const target of TestDatabase.targets()) {
           const consent = yield* authorize(browser, url, hook.redirect)
           assert.isTrue(consent.signedIn, "the sign-in page came first")
           assert.strictEqual(consent.heading, "Allow Test agent?")
+          // Where the code goes is shown before the person allows (issue 32 row 12).
+          assert.include(consent.goesTo, `you go back to ${new URL(hook.redirect).host}`)
           // The person's workspaces: the one the fixture made and its test workspace.
           assert.deepStrictEqual(consent.workspaces, ["acme (acme, owner)", "acme (test) (acme-test, owner)"])
           assert.strictEqual(consent.boxes.get("market_data:read"), true)

@@ -8,8 +8,13 @@
  * Row 10: text PostgreSQL cannot store (a NUL in `client_id` or `client_name`) on every OAuth endpoint, and the
  * device form posted without the browser session that showed it, answer 4xx, never a 500.
  *
+ * Rows 12 and 13: registration takes only OAuth 2.1 redirect URIs and is limited per client address, a registered
+ * client no one allowed lives a day; the device flow answers `slow_down` to a poll sooner than its interval (which
+ * then grows by 5 s), and limits the user codes one address tries.
+ *
  * Neither involves the database beyond what PGlite shows: PGlite only.
  */
+import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, layer } from "@effect/vitest"
 import * as App from "@service/app/App"
 import * as AddressGuard from "@service/core/AddressGuard"
@@ -20,6 +25,7 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import { createHash, randomBytes } from "node:crypto"
 import { createServer, type Socket } from "node:net"
 import { rest, running, Running } from "./support/Rest.js"
@@ -146,3 +152,70 @@ layer(serverWith(AddressGuard.layerAllowingLoopbackForTests()), { timeout: Durat
       }))
   }
 )
+
+const form = { "content-type": "application/x-www-form-urlencoded" }
+const json = { "content-type": "application/json" }
+const register = (port: number, redirectUris: ReadonlyArray<string>) =>
+  rest(port, "POST", "/oauth/reg", json, JSON.stringify({ redirect_uris: redirectUris, client_name: "Edge", token_endpoint_auth_method: "none" }))
+
+layer(serverWith(AddressGuard.layer), { timeout: Duration.infinity, excludeTestServices: true })("client registration", (it) => {
+  it.effect("takes https, or http on loopback, and nothing else; an address registers 10 clients an hour; an unused client lives a day", () =>
+    Effect.gen(function*() {
+      const { port } = yield* Running
+      const sql = yield* SqlClient.SqlClient
+      for (const uri of ["http://evil.example/cb", "https://user:pass@client.example/cb", "https://*.client.example/cb", "*", "https://client.example/cb#frag"]) {
+        const refused = yield* register(port, [uri])
+        assert.strictEqual(refused.status, 400, `${uri}: ${refused.text}`)
+        assert.include(refused.text, "invalid_redirect_uri", uri)
+      }
+      const Registered = Schema.parseJson(Schema.Struct({ client_id: Schema.String }))
+      const ids: Array<string> = []
+      for (const uri of ["https://client.example/cb", "http://127.0.0.1:8123/cb", "http://localhost/cb", "http://[::1]:8123/cb", "https://other.example/cb"]) {
+        const accepted = yield* register(port, [uri])
+        assert.strictEqual(accepted.status, 201, `${uri}: ${accepted.text}`)
+        ids.push(Schema.decodeUnknownSync(Registered)(accepted.text).client_id)
+      }
+      // Ten registrations from this address this hour, refused ones included: the eleventh waits.
+      const limited = yield* register(port, ["https://client.example/cb"])
+      assert.strictEqual(limited.status, 429, limited.text)
+      assert.match(String(limited.headers["retry-after"]), /^\d+$/)
+      assert.include(limited.text, "Too many client registrations")
+      const lifetimes = yield* sql`SELECT extract(epoch FROM expires_at - now())::int AS seconds FROM identity.oauth_models
+        WHERE model = 'Client' AND id IN ${sql.in(ids)}`.pipe(
+        Effect.flatMap(Schema.decodeUnknown(Schema.Array(Schema.Struct({ seconds: Schema.Number }))))
+      )
+      assert.strictEqual(lifetimes.length, ids.length)
+      for (const { seconds } of lifetimes) assert.isTrue(seconds > 23 * 3600 && seconds <= 24 * 3600, `${seconds} s`)
+    }))
+})
+
+layer(serverWith(AddressGuard.layer), { timeout: Duration.infinity, excludeTestServices: true })("the device flow", (it) => {
+  it.effect("a poll sooner than the interval is told to slow down, and the interval grows; an address tries 20 user codes per 10 minutes", () =>
+    Effect.gen(function*() {
+      const { port } = yield* Running
+      const sql = yield* SqlClient.SqlClient
+      const started = yield* rest(port, "POST", "/oauth/device/auth", form, "client_id=service-cli&scope=openid%20market_data:read")
+      assert.strictEqual(started.status, 200, started.text)
+      const deviceCode = Schema.decodeUnknownSync(Schema.parseJson(Schema.Struct({ device_code: Schema.String })))(started.text).device_code
+      const poll = rest(port, "POST", "/oauth/token", form, new URLSearchParams({ grant_type: "urn:ietf:params:oauth:grant-type:device_code", device_code: deviceCode, client_id: "service-cli" }).toString())
+      const first = yield* poll
+      assert.include(first.text, "authorization_pending")
+      const second = yield* poll
+      assert.strictEqual(second.status, 400, second.text)
+      assert.include(second.text, "slow_down")
+      assert.include((yield* poll).text, "slow_down")
+      const intervals = yield* sql`SELECT poll_interval FROM identity.oauth_models WHERE model = 'DeviceCode'`.pipe(
+        Effect.flatMap(Schema.decodeUnknown(Schema.Array(Schema.Struct({ poll_interval: Schema.Number }))))
+      )
+      assert.deepStrictEqual(intervals, [{ poll_interval: 15 }], "5 s, plus 5 for each slow_down")
+
+      for (let i = 0; i < 20; i++) {
+        const guess = yield* rest(port, "GET", `/oauth/device?user_code=BCDF-${String(i).padStart(4, "G").replace(/\d/g, "H")}`)
+        assert.strictEqual(guess.status, 200, `guess ${i + 1}: ${guess.text.slice(0, 200)}`)
+      }
+      const limited = yield* rest(port, "GET", "/oauth/device?user_code=BCDF-GHJK")
+      assert.strictEqual(limited.status, 429, limited.text.slice(0, 300))
+      assert.include(limited.text, "Too many sign-in codes tried")
+      assert.strictEqual(limited.headers["x-frame-options"], "DENY")
+    }))
+})

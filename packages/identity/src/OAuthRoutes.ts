@@ -6,9 +6,13 @@
  *
  * @since 0.1.0
  */
+import type * as SqlClient from "@effect/sql/SqlClient"
 import * as Mount from "@service/core/Mount"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { escape, page, pageHeaders } from "./internal/html.js"
+import * as OAuthLimits from "./internal/oauthLimits.js"
 import { OAuthServer, prefix, type Resource } from "./OAuthServer.js"
 
 const tag = "OAuth"
@@ -53,6 +57,29 @@ const serverMetadata = (path: `/${string}`, name: string, summary: string) =>
     handle: () => delegated
   })
 
+// What anyone may ask before signing in is limited per client address (issue 32 rows 12 and 13, decision 0095):
+// registering clients, starting device codes, and trying user codes on the device page.
+const limitOf = (request: Mount.Request): OAuthLimits.Limit | undefined =>
+  request.method === "POST" && request.path === `${prefix}/reg`
+    ? OAuthLimits.registration
+    : request.method === "POST" && request.path === `${prefix}/device/auth`
+    ? OAuthLimits.deviceAuthorization
+    : request.path === `${prefix}/device` && (request.method === "POST" || new URLSearchParams(request.search).has("user_code"))
+    ? OAuthLimits.userCode
+    : undefined
+
+const refusal = (limit: OAuthLimits.Limit, wait: number): Mount.Response => {
+  const headers = { "retry-after": String(wait), "cache-control": "no-store" }
+  const said = limit.kind === "registration"
+    ? "Too many client registrations from your address"
+    : limit.kind === "device_authorization"
+    ? "Too many sign-in codes started from your address"
+    : "Too many sign-in codes tried from your address"
+  return limit.kind === "user_code"
+    ? Mount.text(page("Sign in the CLI", `<h1>Wait a moment</h1><p class="error" role="alert">${escape(`${said}: try again in ${wait} seconds.`)}</p>`), "text/html; charset=utf-8", 429, { ...pageHeaders, ...headers })
+    : Mount.json({ error: "temporarily_unavailable", error_description: `${said}: retry in ${wait} seconds.` }, 429, headers)
+}
+
 const provider = (method: "GET" | "POST" | "DELETE" | "PUT") =>
   Mount.make({
     name: `oauth_${method.toLowerCase()}`,
@@ -64,11 +91,19 @@ const provider = (method: "GET" | "POST" | "DELETE" | "PUT") =>
     answers: [{ status: 200, description: "See the authorization server metadata." }],
     public: true,
     undocumented: true,
-    handle: () => delegated
+    handle: (request) =>
+      Effect.gen(function*() {
+        const limit = limitOf(request)
+        if (limit !== undefined && Option.isSome(request.remoteAddress)) {
+          const wait = yield* OAuthLimits.hit(request.remoteAddress.value, limit)
+          if (Option.isSome(wait)) return refusal(limit, wait.value)
+        }
+        return yield* delegated
+      })
   })
 
 /** What the OAuth routes need. @since 0.1.0 @category models */
-export type Requirements = OAuthServer
+export type Requirements = OAuthServer | SqlClient.SqlClient
 
 /** @since 0.1.0 @category mounts */
 export const mounts: ReadonlyArray<Mount.Mount<Requirements>> = [

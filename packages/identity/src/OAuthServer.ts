@@ -34,6 +34,7 @@ import { createECDH, createHash } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Configuration } from "oidc-provider"
 import { cookies, escape, page, pageHeaders } from "./internal/html.js"
+import * as OAuthLimits from "./internal/oauthLimits.js"
 import * as OAuthStore from "./internal/oauthStore.js"
 import { People } from "./People.js"
 import { Sessions } from "./Sessions.js"
@@ -145,6 +146,25 @@ const sendPage = (response: ServerResponse, status: number, title: string, body:
   send(response, status, "text/html; charset=utf-8", page(title, body), consentHeaders)
 
 // A client metadata document or a JWKS is a few kilobytes; the provider's own limits are tighter still.
+const loopbackHosts = new Set(["127.0.0.1", "[::1]", "localhost"])
+
+/**
+ * What is wrong with a redirect URI, by OAuth 2.1 (decision 0095): https, or http only on a loopback address (a
+ * native client's local listener); no userinfo, no wildcard, no fragment.
+ *
+ * @since 0.1.0 @category validation
+ */
+export const redirectUriProblem = (uri: string): string | undefined => {
+  const parsed = URL.parse(uri)
+  if (parsed === null) return `${uri} is not a URI`
+  if (uri.includes("*")) return "a wildcard (*) is not a redirect URI"
+  if (parsed.username !== "" || parsed.password !== "") return "a redirect URI carries no user name or password"
+  if (parsed.hash !== "" || uri.includes("#")) return "a redirect URI has no fragment"
+  if (parsed.protocol === "https:") return undefined
+  if (parsed.protocol === "http:") return loopbackHosts.has(parsed.hostname) ? undefined : "http is only for loopback addresses (127.0.0.1, [::1], localhost); use https"
+  return "a redirect URI is https, or http on a loopback address"
+}
+
 const FETCHED_BODY_CAP = 64 * 1024
 const FETCH_TIMEOUT = "5 seconds"
 
@@ -212,10 +232,18 @@ export const make = Effect.gen(function*() {
       },
       // A client's registered `scope` would cap what it can ever ask for (the 1.x SDK registers the scope of its
       // first request); what a client gets is decided on the consent page, per authorization.
+      // The validator runs for every client (registered, or read from a Client ID Metadata Document), so the redirect
+      // URI rules are checked there too (decision 0095).
       extraClientMetadata: {
         properties: ["scope"],
         validator: (_ctx, key, _value, metadata) => {
-          if (key === "scope") delete metadata["scope"]
+          if (key !== "scope") return
+          delete metadata["scope"]
+          const uris = metadata["redirect_uris"]
+          for (const uri of Array.isArray(uris) ? uris : []) {
+            const wrong = redirectUriProblem(String(uri))
+            if (wrong !== undefined) throw new errors.InvalidRedirectUri(`redirect_uris: ${wrong}`)
+          }
         }
       },
       responseTypes: ["code"],
@@ -364,7 +392,7 @@ ${form}<button type="submit" form="op.deviceConfirmForm">Continue</button>
       : { disabled: false, note: ` You may give it in ${where.join(", ")} only.` }
   }
 
-  const consentPage = (uid: string, clientName: string, workspaces: ReadonlyArray<{ readonly slug: string; readonly name: string; readonly role: string; readonly spends: boolean }>, scopes: ReadonlyArray<Scope>, csrf: string, notice?: string) => {
+  const consentPage = (uid: string, clientName: string, redirectHost: string | undefined, workspaces: ReadonlyArray<{ readonly slug: string; readonly name: string; readonly role: string; readonly spends: boolean }>, scopes: ReadonlyArray<Scope>, csrf: string, notice?: string) => {
     const spending = spendingBox(workspaces)
     const box = (scope: Scope) =>
       scope === Spending.spendingScope
@@ -373,6 +401,7 @@ ${form}<button type="submit" form="op.deviceConfirmForm">Continue</button>
     return `<h1>Allow ${escape(clientName)}?</h1>
 ${notice === undefined ? "" : `<p class="error" role="alert">${escape(notice)}</p>`}
 <p>${escape(clientName)} asks to act for you. Choose the workspace it acts in and what it may do there.</p>
+${redirectHost === undefined ? "" : `<p class="redirect">If you allow it, you go back to <strong>${escape(redirectHost)}</strong> with the authorization.</p>`}
 <form method="post" action="${prefix}/interaction/${escape(uid)}/consent">
 <input type="hidden" name="csrf_token" value="${escape(csrf)}">
 <label for="workspace">Workspace</label>
@@ -410,6 +439,9 @@ ${scopes.map(box).join("\n")}
     const clientId = String(details.params["client_id"] ?? "")
     const client = await oauth.provider.Client.find(clientId)
     const clientName = client?.clientName ?? clientId
+    // Where the code goes, so the person sees it before allowing (a registered name proves nothing).
+    const redirectUri = details.params["redirect_uri"]
+    const redirectHost = typeof redirectUri === "string" ? URL.parse(redirectUri)?.host : undefined
     const missing = details.prompt.details["missingResourceScopes"]
     const requested = new Map<string, ReadonlyArray<Scope>>()
     if (typeof missing === "object" && missing !== null) {
@@ -425,18 +457,18 @@ ${scopes.map(box).join("\n")}
     const csrf = sessions.csrfOf(secret.value)
     if (request.method === "GET" || action !== "consent") {
       if (workspaces.length === 0) return sendPage(response, 403, "No workspace", `<h1>No workspace</h1><p>You are not a member of any workspace yet.</p>`)
-      return sendPage(response, 200, "Allow access", consentPage(details.uid, clientName, workspaces, shown, csrf))
+      return sendPage(response, 200, "Allow access", consentPage(details.uid, clientName, redirectHost, workspaces, shown, csrf))
     }
     const form = new URLSearchParams(await readBody(request))
     if (!sessions.csrfMatches(secret.value, form.get("csrf_token") ?? "")) {
-      return sendPage(response, 403, "Allow access", consentPage(details.uid, clientName, workspaces, shown, csrf, "The form expired: try again."))
+      return sendPage(response, 403, "Allow access", consentPage(details.uid, clientName, redirectHost, workspaces, shown, csrf, "The form expired: try again."))
     }
     if (form.get("decision") !== "allow") {
       return oauth.provider.interactionFinished(request, response, { error: "access_denied", error_description: "The person denied access." }, { mergeWithLastSubmission: false })
     }
     const workspace = workspaces.find((w) => w.slug === form.get("workspace"))
     if (workspace === undefined) {
-      return sendPage(response, 403, "Allow access", consentPage(details.uid, clientName, workspaces, shown, csrf, "Choose one of your workspaces."))
+      return sendPage(response, 403, "Allow access", consentPage(details.uid, clientName, redirectHost, workspaces, shown, csrf, "Choose one of your workspaces."))
     }
     const ticked = new Set(form.getAll("scope").filter(isScope))
     // A client the person allowed before asks only for what it does not hold yet; leaving that unticked keeps what it
@@ -444,7 +476,7 @@ ${scopes.map(box).join("\n")}
     // (issue 32 row 16). The CLI's client never has one (loadExistingGrant).
     const existing = typeof details.grantId === "string" ? await oauth.provider.Grant.find(details.grantId) : undefined
     if (ticked.has(Spending.spendingScope) && !workspace.spends) {
-      return sendPage(response, 403, "Allow access", consentPage(details.uid, clientName, workspaces, shown, csrf, `In ${workspace.slug} only owners and admins give commercial:activate: leave it unticked, or choose a workspace where you may.`))
+      return sendPage(response, 403, "Allow access", consentPage(details.uid, clientName, redirectHost, workspaces, shown, csrf, `In ${workspace.slug} only owners and admins give commercial:activate: leave it unticked, or choose a workspace where you may.`))
     }
     const grant = existing ?? new oauth.provider.Grant({ accountId: personId, clientId })
     const oidcScopes = details.prompt.details["missingOIDCScope"]
@@ -479,6 +511,10 @@ ${scopes.map(box).join("\n")}
       // stale: say so.
       if (request.method === "POST" && path === `${prefix}/device` && !cookies(request.headers.cookie).has("_session")) {
         return sendPage(response, 400, "Sign in the CLI", `<h1>That form expired</h1><p>Open the link <code>service login</code> printed again.</p>`)
+      }
+      // A device code read for the token endpoint is a poll, held to its interval (RFC 8628 3.5, decision 0095).
+      if (request.method === "POST" && path === `${prefix}/token`) {
+        return await OAuthLimits.polling.run(true, () => toProvider(oauth, request, response, `/token${url.search}`))
       }
       if (path === prefix || path.startsWith(`${prefix}/`)) return await toProvider(oauth, request, response, `${path.slice(prefix.length) || "/"}${url.search}`)
       return send(response, 404, "application/json", JSON.stringify({ error: "not_found" }))

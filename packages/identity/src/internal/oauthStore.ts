@@ -16,6 +16,7 @@ import * as Schema from "effect/Schema"
 import { createHash } from "node:crypto"
 import type { Adapter, AdapterConstructor, AdapterPayload } from "oidc-provider"
 import type * as OidcProvider from "oidc-provider"
+import * as OAuthLimits from "./oauthLimits.js"
 
 const hashedModels = new Set(["AccessToken", "RefreshToken", "AuthorizationCode", "ClientCredentials"])
 
@@ -86,7 +87,12 @@ export const make = (runtime: Runtime.Runtime<SqlClient.SqlClient>, errors: type
       return run(Effect.gen(this, function*() {
         const sql = yield* SqlClient.SqlClient
         const now = yield* Clock.currentTimeMillis
-        const expiresAt = typeof expiresIn === "number" ? new Date(now + expiresIn * 1000) : null
+        // A registered client lives a day until someone allows it; its first grant keeps it (decision 0095).
+        const lifetime = typeof expiresIn === "number" ? expiresIn : this.model === "Client" ? OAuthLimits.unusedClientSeconds : undefined
+        const expiresAt = lifetime === undefined ? null : new Date(now + lifetime * 1000)
+        if (this.model === "Grant" && typeof payload.clientId === "string") {
+          yield* sql`UPDATE identity.oauth_models SET expires_at = NULL WHERE model = 'Client' AND id = ${payload.clientId}`
+        }
         // A token of a revoked grant is never written: a request that passed the checks just before the revocation
         // does not leave a live token behind.
         yield* sql`
@@ -96,7 +102,8 @@ export const make = (runtime: Runtime.Runtime<SqlClient.SqlClient>, errors: type
           WHERE ${grantId}::text IS NULL OR NOT EXISTS (
             SELECT 1 FROM identity.oauth_models WHERE model = 'RevokedGrant' AND id = ${grantId}::text)
           ON CONFLICT (model, id) DO UPDATE SET payload = EXCLUDED.payload, grant_id = EXCLUDED.grant_id,
-            user_code = EXCLUDED.user_code, uid = EXCLUDED.uid, expires_at = EXCLUDED.expires_at, consumed_at = NULL`
+            user_code = EXCLUDED.user_code, uid = EXCLUDED.uid, consumed_at = NULL,
+            expires_at = CASE WHEN EXCLUDED.model = 'Client' AND identity.oauth_models.expires_at IS NULL THEN NULL ELSE EXCLUDED.expires_at END`
       }).pipe(Effect.orDie))
     }
 
@@ -113,6 +120,13 @@ export const make = (runtime: Runtime.Runtime<SqlClient.SqlClient>, errors: type
     }
 
     find(id: string): Promise<AdapterPayload | undefined> {
+      // The token endpoint reads a device code on every poll: one sooner than its interval is told to slow down.
+      if (this.model === "DeviceCode" && OAuthLimits.polling.getStore() === true && StoredText.unstorableText(id) === undefined) {
+        return run(OAuthLimits.tooSoon(this.key(id))).then((soon) => {
+          if (soon) throw new errors.SlowDown()
+          return this.findBy("id", this.key(id), id)
+        })
+      }
       return this.findBy("id", this.key(id), id)
     }
 
