@@ -151,7 +151,9 @@ export const ensureBuilt = async ({ quiet = false } = {}) => {
   if (!quiet) process.stderr.write("Building the runtimes from the TypeScript sources (build/runtimes)...\n")
   // In a process of its own, so the runtime started next carries neither tsup nor esbuild's service process; its
   // output goes to stderr, which keeps the stdio MCP server's stdout for protocol messages.
-  const result = spawnSync(process.execPath, [fileURLToPath(import.meta.url)], { stdio: ["ignore", 2, "pipe"], encoding: "utf8" })
+  // From the repository's root: tsup looks for the entries from the working directory, and a launcher may be started
+  // from anywhere (a test's scratch folder).
+  const result = spawnSync(process.execPath, [fileURLToPath(import.meta.url)], { cwd: root, stdio: ["ignore", 2, "pipe"], encoding: "utf8" })
   const dir = result.status === 0 ? current() : undefined
   if (dir === undefined) {
     const lines = (result.stderr ?? "").split("\n").map((line) => line.trim()).filter((line) => line.length > 0)

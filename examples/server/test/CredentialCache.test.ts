@@ -16,6 +16,7 @@ import { Email, People } from "@service/identity/People"
 import { Notifications } from "@service/storage/Notifications"
 import * as TestDatabase from "@service/storage/TestDatabase"
 import * as Clock from "effect/Clock"
+import * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -137,6 +138,46 @@ for (const target of TestDatabase.targets()) {
         expect(yield* rest(port, "DELETE", api(`/members/${dani.personId}`), asBrowser(ana)), 200)
         expect(yield* usage(port, { "x-api-key": robot.secret }), 401)
       }))
+
+    // Issue 32 row 14. New connections to the test database are refused while the LISTEN connection is ended, so the
+    // node stays without it long enough to be seen: /ready says degraded and the cache holds nothing; once
+    // connections are allowed again it listens again by itself, says so, and hears another connection's revocation.
+    it.effect.skipIf(target.name !== "postgres")("a node whose LISTEN connection dies says degraded, holds nothing, reconnects and hears again", () =>
+      Effect.gen(function*() {
+        const { port } = yield* Running
+        const sql = yield* SqlClient.SqlClient
+        const Ready = Schema.parseJson(Schema.Struct({ ready: Schema.Boolean, degraded: Schema.Array(Schema.String) }))
+        const degraded = rest(port, "GET", "/ready").pipe(Effect.map((answer) => Schema.decodeUnknownSync(Ready)(answer.text).degraded.includes("notifications")))
+        assert.isFalse(yield* degraded)
+        const ana = yield* signIn(port, people.ana.email)
+        const held = yield* createKey(port, ana, "held while listening")
+        expect(yield* usage(port, { "x-api-key": held.secret }), 200)
+
+        const Database = Schema.Array(Schema.Struct({ name: Schema.String }))
+        const [database] = yield* sql`SELECT current_database() AS name`.pipe(Effect.flatMap(Schema.decodeUnknown(Database)))
+        const name = database?.name ?? ""
+        // Another database's connection alters this one (a database cannot refuse connections to itself).
+        const admin = yield* PgClient.make({ url: yield* Config.redacted("DATABASE_URL"), maxConnections: 1 }).pipe(Effect.provide(Reactivity.layer))
+        yield* admin`ALTER DATABASE ${admin(name)} ALLOW_CONNECTIONS false`
+        yield* Effect.addFinalizer(() => Effect.orDie(admin`ALTER DATABASE ${admin(name)} ALLOW_CONNECTIONS true`))
+        const ended = yield* sql`SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity
+          WHERE datname = current_database() AND application_name LIKE '% listen'`.pipe(
+          Effect.flatMap(Schema.decodeUnknown(Schema.Array(Schema.Struct({ ended: Schema.Boolean }))))
+        )
+        assert.deepStrictEqual(ended, [{ ended: true }], "one LISTEN connection, ended")
+        while (!(yield* degraded)) yield* pause
+        // Not listening: a revocation no notification reports is refused by the very next request all the same.
+        yield* unreported(sql, "core.credentials", sql`UPDATE core.credentials SET revoked_at = now() WHERE id = ${held.id}`)
+        expect(yield* usage(port, { "x-api-key": held.secret }), 401)
+
+        yield* admin`ALTER DATABASE ${admin(name)} ALLOW_CONNECTIONS true`
+        while (yield* degraded) yield* pause
+        const again = yield* createKey(port, ana, "held after reconnecting")
+        expect(yield* usage(port, { "x-api-key": again.secret }), 200)
+        const other = yield* PgClient.make({ url: (yield* PgClient.PgClient).config.url, maxConnections: 1 }).pipe(Effect.provide(Reactivity.layer))
+        yield* other`UPDATE core.credentials SET revoked_at = now() WHERE id = ${again.id}`
+        while ((yield* usage(port, { "x-api-key": again.secret })).status !== 401) yield* pause
+      }).pipe(Effect.scoped))
 
     // The server runs on the test clock, as Sessions judges expiry by it: the session ends 1.5 s from the clock's
     // now, and the clock is moved past it.

@@ -123,6 +123,12 @@ export const make = (options: { readonly seconds?: number | undefined } = {}): E
     const cached = (credential: PresentedCredential, lookup: Effect.Effect<Principal, Unauthenticated>) =>
       Effect.gen(function*() {
         if (!enabled) return yield* lookup
+        // Not hearing notifications (the LISTEN connection is down): a revocation elsewhere would go unheard, so
+        // nothing is served from the cache or kept in it until it is back (decision 0096).
+        if (Option.isSome(notifications) && !(yield* notifications.value.status).listening) {
+          if (entries.size > 0) clear()
+          return yield* lookup
+        }
         const key = digest(credential)
         const now = yield* Clock.currentTimeMillis
         const hit = entries.get(key)

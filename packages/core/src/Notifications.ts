@@ -22,4 +22,9 @@ export class Notifications extends Context.Tag("@service/core/Notifications")<No
   readonly signal: (channel: string, payload: string) => Effect.Effect<void>
   /** {@link subscribe} as a stream for a fiber that waits on it; returns once the `LISTEN` is in place. */
   readonly listen: (channel: string) => Effect.Effect<Stream.Stream<string>, never, Scope.Scope>
+  /**
+   * Whether committed notifications are heard now: false while the `LISTEN` connection is down and being opened
+   * again, when caches must hold nothing (decision 0096).
+   */
+  readonly status: Effect.Effect<{ readonly listening: boolean; readonly detail: string }>
 }>() {}

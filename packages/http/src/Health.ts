@@ -27,13 +27,15 @@ export interface CheckResult {
   readonly ready: boolean
   /** What was found, in words an operator can act on. */
   readonly detail: string
+  /** Ready, but working around a fault (the node serves correctly, more slowly): `/ready` lists it under `degraded`. */
+  readonly degraded?: boolean | undefined
 }
 
 /** @since 0.1.0 @category models */
 export interface Check {
   readonly name: string
   /** Succeeds with the state found; a failure or defect counts as not ready (its message becomes the detail). */
-  readonly run: Effect.Effect<{ readonly ready: boolean; readonly detail: string }, unknown>
+  readonly run: Effect.Effect<{ readonly ready: boolean; readonly detail: string; readonly degraded?: boolean | undefined }, unknown>
 }
 
 /**
@@ -79,6 +81,9 @@ const noStore = { "cache-control": "no-store" }
 const ReadyBody = Schema.Struct({
   ready: Schema.Boolean,
   not_ready: Schema.Array(Schema.String).annotations({ description: "The checks that do not pass." }),
+  degraded: Schema.Array(Schema.String).annotations({
+    description: "Checks that pass while working around a fault (the LISTEN connection is down: caches hold nothing)."
+  }),
   checks: Schema.Record({ key: Schema.String, value: Schema.Struct({ ready: Schema.Boolean, detail: Schema.String }) })
 }).annotations({ identifier: "Readiness", description: "Each check with what it found." })
 
@@ -87,6 +92,7 @@ const readyBody = (results: ReadonlyArray<CheckResult>) => {
   return {
     ready: notReady.length === 0,
     not_ready: notReady,
+    degraded: results.filter((r) => r.degraded === true).map((r) => r.name),
     checks: Object.fromEntries(results.map((r) => [r.name, { ready: r.ready, detail: r.detail }]))
   }
 }

@@ -10,6 +10,7 @@ import type * as Operation from "@service/core/Operation"
 import * as Health from "@service/http/Health"
 import * as Database from "@service/storage/Database"
 import * as Migrations from "@service/storage/Migrations"
+import * as Notifications from "@service/storage/Notifications"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
@@ -20,7 +21,11 @@ import * as Layer from "effect/Layer"
  */
 export const checks = <S, E, D, R>(
   app: App.Application<S, E, D, R>
-): Effect.Effect<ReadonlyArray<Health.Check>, never, SqlClient.SqlClient | Database.DatabaseInfo | Exclude<R, Operation.Provided>> =>
+): Effect.Effect<
+  ReadonlyArray<Health.Check>,
+  never,
+  SqlClient.SqlClient | Database.DatabaseInfo | Notifications.Notifications | Exclude<R, Operation.Provided>
+> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const info = yield* Database.DatabaseInfo
@@ -36,8 +41,14 @@ export const checks = <S, E, D, R>(
         detail: pending.length === 0 ? "all applied" : `not applied: ${pending.join(", ")}`
       })).pipe(Effect.provideService(SqlClient.SqlClient, sql))
     }
+    const notifications = yield* Notifications.Notifications
+    // Not hearing notifications is no reason to leave the rotation: caches stop holding and answers stay right.
+    const listening: Health.Check = {
+      name: "notifications",
+      run: Effect.map(notifications.status, (status) => ({ ready: true, degraded: !status.listening, detail: status.detail }))
+    }
     const own = app.readiness.map((check): Health.Check => ({ name: check.name, run: Effect.provide(check.run, context) }))
-    return [database, migrations, ...own]
+    return [database, migrations, listening, ...own]
   })
 
 /**

@@ -191,7 +191,7 @@ export const layerPgWith = (options: {
         return toContext(
           client,
           { kind: "postgres", description: describePostgres(client.config) },
-          Notifications.fromPg(client),
+          yield* Notifications.fromPg(client),
           client,
           yield* makeTimed(client, millis)
         )
@@ -201,7 +201,7 @@ export const layerPgWith = (options: {
         client,
         { kind: "postgres", description: `${describePostgres(client.config)}, reads from ${describePostgres(read.config)}` },
         // Notifications come from the primary, where every change is written.
-        Notifications.fromPg(client),
+        yield* Notifications.fromPg(client),
         read,
         yield* makeTimed(read, millis)
       )

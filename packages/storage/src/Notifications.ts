@@ -14,12 +14,13 @@ import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
+import * as Exit from "effect/Exit"
 import * as Queue from "effect/Queue"
+import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { randomBytes } from "node:crypto"
+import * as Pg from "pg"
 
 /**
  * @since 0.1.0 @category tags
@@ -30,8 +31,8 @@ export class Notifications extends Context.Tag("@service/storage/Notifications")
     /**
      * Calls `onMessage` (synchronously, so it must be cheap) with every notification on `channel` while the scope
      * lasts: those of any connection's committed `pg_notify`, and this process's {@link signal}s. Returns once the
-     * `LISTEN` is in place, so a change committed afterwards is heard. A lost `LISTEN` connection is not
-     * reconnected: a cache built on this keeps a time bound as its fallback.
+     * `LISTEN` is in place, so a change committed afterwards is heard (at once, when the connection is down: see
+     * `status`). A lost connection is opened again; subscribers hear {@link lostPayload} and {@link restoredPayload}.
      */
     readonly subscribe: (channel: string, onMessage: (payload: string) => void) => Effect.Effect<void, never, Scope.Scope>
     /** Tells this process's subscribers of `channel` now, without the database. */
@@ -41,6 +42,8 @@ export class Notifications extends Context.Tag("@service/storage/Notifications")
      * `LISTEN` is in place; a reader that falls behind keeps the latest 1,024 payloads.
      */
     readonly listen: (channel: string) => Effect.Effect<Stream.Stream<string>, never, Scope.Scope>
+    /** Whether committed notifications are heard now (always, on the embedded database and for local signals). */
+    readonly status: Effect.Effect<ListenStatus>
   }
 >() {}
 
@@ -52,18 +55,17 @@ const listenWith = (subscribe: Context.Tag.Service<Notifications>["subscribe"]) 
     return Stream.fromQueue(queue)
   })
 
+const always: Effect.Effect<ListenStatus> = Effect.succeed({ listening: true, detail: "listening" })
+
 const make = (
   subscribe: Context.Tag.Service<Notifications>["subscribe"],
-  signal: Context.Tag.Service<Notifications>["signal"]
-): Context.Tag.Service<Notifications> => Notifications.of({ subscribe, signal, listen: listenWith(subscribe) })
-
-// A payload of this prefix only checks that a subscription hears its channel; subscribers never see it.
-const probePrefix = "listen-probe:"
+  signal: Context.Tag.Service<Notifications>["signal"],
+  status: Effect.Effect<ListenStatus> = always
+): Context.Tag.Service<Notifications> => Notifications.of({ subscribe, signal, listen: listenWith(subscribe), status })
 
 const makeLocal = () => {
   const handlers = new Map<string, Set<(payload: string) => void>>()
   const deliver = (channel: string, payload: string) => {
-    if (payload.startsWith(probePrefix)) return
     for (const handler of handlers.get(channel) ?? []) handler(payload)
   }
   const register = (channel: string, onMessage: (payload: string) => void) =>
@@ -79,77 +81,125 @@ const makeLocal = () => {
 }
 
 /**
- * Over `PgClient.listen` (one dedicated connection for every channel), with one `LISTEN` stream per channel however
- * many subscribe to it: each subscriber hears each notification once. Subscribing waits until its own probe
- * notification comes back, so the `LISTEN` is known to be active; if it never does within 5 s the subscription
- * stays (it may still start) and a warning is logged. The channel's stream ends with its last subscriber.
+ * Whether notifications are heard: `listening` false while the `LISTEN` connection is down (a cache built on them must
+ * hold nothing meanwhile), with a sentence for `/ready` and the logs.
+ *
+ * @since 0.1.0 @category models
+ */
+export interface ListenStatus {
+  readonly listening: boolean
+  readonly detail: string
+}
+
+/**
+ * What every subscriber hears when the `LISTEN` connection is lost and when it is back: notifications may have been
+ * missed in between, so whatever was held must be forgotten.
+ *
+ * @since 0.1.0 @category constants
+ */
+export const lostPayload = "listen-lost"
+/** @since 0.1.0 @category constants */
+export const restoredPayload = "listen-restored"
+
+const optionsOf = (config: PgClient.PgClientConfig): Pg.ClientConfig => ({
+  ...(config.url === undefined ? {} : { connectionString: Redacted.value(config.url) }),
+  ...(config.host === undefined ? {} : { host: config.host }),
+  ...(config.port === undefined ? {} : { port: config.port }),
+  ...(config.database === undefined ? {} : { database: config.database }),
+  ...(config.username === undefined ? {} : { user: config.username }),
+  ...(config.password === undefined ? {} : { password: Redacted.value(config.password) }),
+  ...(config.ssl === undefined ? {} : { ssl: config.ssl }),
+  application_name: `${config.applicationName ?? "service"} listen`,
+  connectionTimeoutMillis: 5_000
+})
+
+/**
+ * One dedicated `LISTEN` connection of this process, for every channel (issue 32 row 14, decision 0096). When it is
+ * lost (the server ended it, a network failure) every subscriber hears {@link lostPayload}, a warning is logged, the
+ * status says so, and the connection is opened again with a backoff from 200 ms to 30 s, every channel listened
+ * again; then every subscriber hears {@link restoredPayload} and the restoration is logged. Subscribing while
+ * connected returns once the channel's `LISTEN` is in place; while disconnected it returns at once (the channel is
+ * listened on reconnection, and the status tells caches not to hold). Closed with the scope.
  *
  * @since 0.1.0 @category constructors
  */
-export const fromPg = (client: PgClient.PgClient): Context.Tag.Service<Notifications> => {
-  const local = makeLocal()
-  interface Channel {
-    subscribers: number
-    readonly fiber: Fiber.RuntimeFiber<void>
-    readonly probes: Map<string, Deferred.Deferred<void>>
-  }
-  const channels = new Map<string, Channel>()
-  // Opening and closing a channel's stream is one step at a time, so two first subscribers make one stream.
-  const lock = Effect.unsafeMakeSemaphore(1)
-  const join = (channel: string) =>
-    lock.withPermits(1)(Effect.gen(function*() {
-      const open = channels.get(channel)
-      // A stream that ended (its connection lost) is started again for everyone, not joined.
-      if (open !== undefined && open.fiber.unsafePoll() === null) {
-        open.subscribers++
-        return open
+export const fromPg = (client: PgClient.PgClient): Effect.Effect<Context.Tag.Service<Notifications>, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const local = makeLocal()
+    const channels = new Set<string>()
+    let connection: Pg.Client | undefined
+    let status: ListenStatus = { listening: false, detail: "connecting the LISTEN connection" }
+    const tellEveryone = (payload: string) => {
+      for (const channel of channels) local.deliver(channel, payload)
+    }
+    const listenOn = (pg: Pg.Client, channel: string) => Effect.tryPromise(() => pg.query(`LISTEN ${Pg.escapeIdentifier(channel)}`))
+    const firstAttempt = yield* Deferred.make<void>()
+
+    // One connection's life: connect, listen to every channel, wait for its end. Fails when it cannot connect.
+    const session = Effect.gen(function*() {
+      const pg = new Pg.Client(optionsOf(client.config))
+      const ended = yield* Deferred.make<string>()
+      pg.on("error", (error) => Deferred.unsafeDone(ended, Exit.succeed(error.message)))
+      pg.on("end", () => Deferred.unsafeDone(ended, Exit.succeed("the connection ended")))
+      pg.on("notification", (message) => {
+        if (message.payload !== undefined) local.deliver(message.channel, message.payload)
+      })
+      yield* Effect.acquireRelease(
+        Effect.tryPromise(() => pg.connect()),
+        () => Effect.promise(() => pg.end().catch(() => undefined)).pipe(Effect.timeoutOption(Duration.seconds(1)))
+      )
+      connection = pg
+      for (const channel of [...channels]) yield* listenOn(pg, channel)
+      const wasLost = !status.listening && status.detail.startsWith("not listening")
+      status = { listening: true, detail: "listening" }
+      yield* Deferred.succeed(firstAttempt, undefined)
+      if (wasLost) {
+        tellEveryone(restoredPayload)
+        yield* Effect.logInfo("LISTEN connection restored: caches hold credentials again")
       }
-      const probes = new Map<string, Deferred.Deferred<void>>()
-      const fiber = yield* client.listen(channel).pipe(
-        Stream.runForEach((payload) => {
-          const waiting = probes.get(payload)
-          return waiting === undefined ? Effect.sync(() => local.deliver(channel, payload)) : Deferred.succeed(waiting, undefined)
-        }),
-        Effect.catchAll((error) => Effect.logWarning(`LISTEN ${channel} ended`, error)),
-        // Forked while the subscription is acquired (uninterruptible): the stream itself must stay interruptible.
-        Effect.interruptible,
-        Effect.forkDaemon
+      const why = yield* Deferred.await(ended)
+      connection = undefined
+      status = { listening: false, detail: `not listening since ${new Date().toISOString()} (${why}); reconnecting, caches hold nothing meanwhile` }
+      tellEveryone(lostPayload)
+      yield* Effect.logWarning(`LISTEN connection lost (${why}): reconnecting; credential caches hold nothing until it is back`)
+    }).pipe(
+      Effect.scoped,
+      Effect.tapError((error) =>
+        Effect.zipRight(
+          Effect.sync(() => {
+            connection = undefined
+            if (status.listening || !status.detail.startsWith("not listening")) {
+              status = { listening: false, detail: `not listening since ${new Date().toISOString()} (cannot connect: ${String(error.error)}); retrying` }
+            }
+          }),
+          Deferred.succeed(firstAttempt, undefined)
+        )
       )
-      const opened: Channel = { subscribers: (open?.subscribers ?? 0) + 1, fiber, probes }
-      channels.set(channel, opened)
-      return opened
-    }))
-  // The channel's current stream, which may have replaced the one this subscriber joined.
-  const leave = (channel: string) =>
-    lock.withPermits(1)(Effect.suspend(() => {
-      const current = channels.get(channel)
-      if (current === undefined) return Effect.void
-      current.subscribers--
-      if (current.subscribers > 0) return Effect.void
-      channels.delete(channel)
-      return Fiber.interrupt(current.fiber)
-    }))
-  const subscribe = (channel: string, onMessage: (payload: string) => void) =>
-    Effect.gen(function*() {
-      const probe = `${probePrefix}${randomBytes(8).toString("hex")}`
-      const heard = yield* Deferred.make<void>()
-      yield* local.register(channel, onMessage)
-      const joined = yield* Effect.acquireRelease(join(channel), () => leave(channel))
-      joined.probes.set(probe, heard)
-      // pg_notify rather than the client's `notify`: NOTIFY takes no bound parameter for its payload.
-      const ready = yield* client`SELECT pg_notify(${channel}, ${probe})`.pipe(
-        Effect.zipRight(Deferred.await(heard).pipe(Effect.timeoutOption(Duration.millis(100)))),
-        Effect.flatMap((heardIt) => heardIt._tag === "Some" ? Effect.succeed(true) : Effect.fail("not yet" as const)),
-        Effect.retry(Schedule.recurs(50)),
-        Effect.orElseSucceed(() => false),
-        // Real time even under a test clock, which would never end the wait for a probe sent before the LISTEN.
-        Effect.withClock(Clock.make()),
-        Effect.ensuring(Effect.sync(() => joined.probes.delete(probe)))
-      )
-      if (!ready) yield* Effect.logWarning(`LISTEN ${channel} did not hear its probe; relying on the cache's time bound`)
-    })
-  return make(subscribe, local.signal)
-}
+    )
+    const backoff = Schedule.exponential(Duration.millis(200)).pipe(Schedule.union(Schedule.spaced(Duration.seconds(30))))
+    // A session that was connected and lost starts again at once with a fresh backoff; one that cannot connect backs off.
+    yield* session.pipe(
+      Effect.retry(backoff),
+      Effect.forever,
+      Effect.withClock(Clock.make()),
+      Effect.interruptible,
+      Effect.forkScoped
+    )
+    // The process starts listening before it serves: a change committed after this returns is heard.
+    yield* Deferred.await(firstAttempt).pipe(Effect.timeoutOption(Duration.seconds(5)), Effect.withClock(Clock.make()))
+
+    const subscribe = (channel: string, onMessage: (payload: string) => void) =>
+      Effect.gen(function*() {
+        yield* local.register(channel, onMessage)
+        if (channels.has(channel)) return
+        channels.add(channel)
+        // Never UNLISTENed: the connection is this process's, and an unheard notification costs nothing.
+        const pg = connection
+        if (pg !== undefined) yield* listenOn(pg, channel).pipe(Effect.ignore)
+      })
+    const service = make(subscribe, local.signal, Effect.sync(() => status))
+    return service
+  })
 
 /**
  * What {@link fromPglite} uses of a PGlite instance. Declared here rather than imported, so these declarations do not

@@ -88,7 +88,7 @@ const connect = (adminUrl: Redacted.Redacted<string>, database: string) =>
       Context.add(Database.DatabaseInfo, { kind: "postgres", description: `PostgreSQL test database ${database}` }),
       Context.add(Database.ReadClient, client),
       Context.add(Database.TimedReadClient, yield* Database.makeTimed(client, 5_000)),
-      Context.add(Notifications.Notifications, Notifications.fromPg(client))
+      Context.add(Notifications.Notifications, yield* Notifications.fromPg(client))
     )
   })
 
