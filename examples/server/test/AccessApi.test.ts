@@ -378,6 +378,47 @@ for (const target of TestDatabase.targets()) {
         assert.deepStrictEqual(Schema.decodeUnknownSync(Spending)(seen.text), { members_may_spend: false, member_monthly_cap: null })
       }))
 
+    it.effect("an invited address with no account makes one on the invitation page and lands in the workspace (issue 32 row 17)", () =>
+      Effect.gen(function*() {
+        const { port } = yield* Running
+        const ana = yield* signIn(port, people.ana.email)
+        const invite = (email: string) =>
+          Effect.gen(function*() {
+            const invited = yield* rest(port, "POST", api("/invitations"), asBrowser(ana), JSON.stringify({ email, role: "member" }))
+            expect(invited, 200)
+            return new URL(Schema.decodeUnknownSync(Schema.parseJson(Schema.Struct({ accept_url: Schema.String })))(invited.text).accept_url).pathname
+          })
+        const form = { "content-type": "application/x-www-form-urlencoded" }
+        const path = yield* invite("zoe@new.example")
+        const page = yield* rest(port, "GET", path)
+        expect(page, 200)
+        assert.include(page.text, "Create your account")
+        assert.strictEqual(page.headers["x-frame-options"], "DENY")
+
+        const elsewhere = yield* rest(port, "POST", path, { ...form, origin: "https://evil.example" }, new URLSearchParams({ name: "Zoe", password: PASSWORD }).toString())
+        expect(elsewhere, 403)
+        const weak = yield* rest(port, "POST", path, form, new URLSearchParams({ name: "Zoe", password: "short" }).toString())
+        expect(weak, 400)
+        assert.include(weak.text, "at least 12 characters")
+        const made = yield* rest(port, "POST", path, form, new URLSearchParams({ name: "Zoe New", password: PASSWORD }).toString())
+        expect(made, 200)
+        assert.include(made.text, "Welcome to Acme")
+        const cookie = String(made.headers["set-cookie"] ?? "").split(";")[0] ?? ""
+        const session = Schema.decodeUnknownSync(Session)((yield* rest(port, "GET", "/session", { cookie })).text)
+        assert.deepStrictEqual(session.workspaces.map((w) => [w.slug, w.role]), [["acme", "member"]])
+        expect(yield* rest(port, "GET", path), 404)
+        yield* signIn(port, "zoe@new.example")
+
+        // An address that has an account: the link holder signs in; no password is set through the link.
+        const existing = yield* invite(people.eva.email)
+        const offered = yield* rest(port, "GET", existing)
+        assert.notInclude(offered.text, "Create your account")
+        assert.include(offered.text, "Sign in to accept")
+        const takeover = yield* rest(port, "POST", existing, form, new URLSearchParams({ name: "Mallory", password: "a new password for eva" }).toString())
+        expect(takeover, 409)
+        yield* signIn(port, people.eva.email)
+      }))
+
     it.effect("sign-out ends the session; repeated failures for an address wait, then say for how long", () =>
       Effect.gen(function*() {
         const { port } = yield* Running

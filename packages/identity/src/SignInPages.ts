@@ -21,7 +21,8 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { cookies, escape, page, pageHeaders, safeReturn } from "./internal/html.js"
 import { Invitations } from "./Invitations.js"
-import { People, type Someone } from "./People.js"
+import * as Passwords from "./Passwords.js"
+import { Email, People, type Someone } from "./People.js"
 import { PublicAddress } from "@service/core/PublicAddress"
 import * as Sessions from "./Sessions.js"
 
@@ -279,12 +280,59 @@ const invitationPage = (request: Mount.Request, notice?: string) =>
 ${notice === undefined ? "" : `<p class="error" role="alert">${escape(notice)}</p>`}`
     const current = yield* signedIn(request)
     if (Option.isNone(current)) {
-      return html(200, "Invitation", `${intro}<p><a href="/sign-in?return_to=${encodeURIComponent(request.path)}">Sign in to accept</a></p>
-<p class="muted">No account yet? Ask the workspace's owner to create one for ${escape(email)}.</p>`)
+      // Someone with no account makes one here: holding the link proves the address (issue 32 row 17).
+      if (Option.isNone(yield* (yield* People).findByEmail(email))) {
+        return html(200, "Invitation", `${intro}<h2>Create your account</h2>
+<form method="post" action="${escape(request.path)}">
+<label for="name">Your name</label><input id="name" name="name" autocomplete="name" required maxlength="120">
+<label for="password">Choose a password (at least ${Passwords.minLength} characters)</label><input id="password" name="password" type="password" autocomplete="new-password" required minlength="${Passwords.minLength}">
+<button type="submit">Create the account and join</button>
+</form>
+<p class="muted">Already have an account for ${escape(email)}? <a href="/sign-in?return_to=${encodeURIComponent(request.path)}">Sign in to accept</a></p>`)
+      }
+      return html(200, "Invitation", `${intro}<p><a href="/sign-in?return_to=${encodeURIComponent(request.path)}">Sign in to accept</a></p>`)
     }
     const csrf = (yield* Sessions.Sessions).csrfOf(current.value.secret)
     return html(200, "Invitation", `${intro}<p>Signed in as ${escape(current.value.person.name)} (${escape(current.value.person.email ?? "")}).</p>
 <form method="post" action="${escape(request.path)}"><input type="hidden" name="csrf_token" value="${escape(csrf)}"><button type="submit">Accept</button></form>`)
+  })
+
+const welcome = (joined: { readonly workspaceName: string; readonly workspaceSlug: string; readonly role: string }, headers: Readonly<Record<string, string>> = {}) =>
+  html(200, "Joined", `<h1>Welcome to ${escape(joined.workspaceName)}</h1>
+<p>You are a${joined.role === "admin" ? "n" : ""} ${escape(joined.role)} of <strong>${escape(joined.workspaceSlug)}</strong>.</p>
+<p class="muted">Its API lives under /api/v1/workspaces/${escape(joined.workspaceSlug)}; create a key with <code>service keys create</code>.</p>`, headers)
+
+/**
+ * An invited address with no account: the account is made with the name and password given, the invitation accepted
+ * as it, and the browser signed in. The link is the proof of the address, so it is checked first; an address that has
+ * an account meanwhile must sign in instead (nobody sets another person's password through a link). A form from
+ * another site is refused, as the sign-in form is.
+ */
+const joinWithNewAccount = (request: Mount.Request, fields: Fields) =>
+  Effect.gen(function*() {
+    const address = yield* (yield* PublicAddress).get
+    if (!sameOrigin(request, address.base)) return html(403, "Invitation", `<h1>Invitation</h1><p class="error">A form from another site is refused.</p>`)
+    const token = Redacted.make(request.params["token"] ?? "")
+    const open = yield* (yield* Invitations).open(token)
+    if (Option.isNone(open)) {
+      return html(404, "Invitation", `<h1>Invitation</h1><p class="error">This invitation link is not valid: it was used, revoked or has expired. Ask for a new one.</p>`)
+    }
+    const name = (fields.get("name") ?? "").trim()
+    const again = (notice: string) => Effect.map(invitationPage(request, notice), (page) => ({ ...page, status: 400 }))
+    if (name.length === 0 || name.length > 120) return yield* again("Give your name (at most 120 characters).")
+    const people = yield* People
+    const email = Schema.decodeUnknownOption(Email)(open.value.email)
+    if (Option.isNone(email)) return yield* again("This invitation's address cannot hold an account: ask for a new invitation.")
+    const made = yield* Effect.either(people.create({ email: email.value, name, password: Redacted.make(fields.get("password") ?? "") }))
+    if (made._tag === "Left") {
+      return made.left._tag === "EmailTaken"
+        ? { ...(yield* invitationPage(request, "An account for this address exists: sign in to accept.")), status: 409 }
+        : yield* again(made.left.message)
+    }
+    const joined = yield* Effect.either((yield* Invitations).accept(token, made.right.person))
+    if (joined._tag === "Left") return { ...(yield* invitationPage(request, joined.left.message)), status: 403 }
+    const started = yield* (yield* Sessions.Sessions).start(made.right.person.id)
+    return welcome(joined.right, { "set-cookie": setCookie(address.secure, Redacted.value(started.secret), Sessions.lifetimeSeconds) })
   })
 
 /** @since 0.1.0 @category mounts */
@@ -310,13 +358,15 @@ export const acceptInvitation = Mount.make({
   method: "POST",
   path: "/invitations/:token",
   summary: "Accept an invitation",
-  description: "Accepts as the signed-in person (the one invited), with the session's CSRF token; then the workspace is theirs with the role.",
+  description:
+    "Accepts as the signed-in person (the one invited), with the session's CSRF token; or, for an address with no account yet, creates the account (name and password) and accepts as it, signed in. Then the workspace is theirs with the role.",
   tag,
   params: { token: "The invitation's token, from its link." },
-  body: { maxBytes: bodyLimit, contentTypes: formTypes, description: "csrf_token." },
+  body: { maxBytes: bodyLimit, contentTypes: formTypes, description: "csrf_token (signed in), or name and password (a new account)." },
   answers: [
     { status: 200, description: "Accepted.", contentType: "text/html" },
     { status: 303, description: "Not signed in: to the sign-in page." },
+    { status: 400, description: "A new account's name or password does not do.", contentType: "text/html" },
     { status: 403, description: "No CSRF token, or another person's invitation.", contentType: "text/html" },
     { status: 404, description: "Used, revoked, expired or unknown.", contentType: "text/html" }
   ],
@@ -325,6 +375,8 @@ export const acceptInvitation = Mount.make({
     Effect.gen(function*() {
       const current = yield* signedIn(request)
       if (Option.isNone(current)) {
+        const fields = yield* readFields(request).pipe(Effect.orElseSucceed(() => noFields))
+        if (fields.fields.has("password")) return yield* joinWithNewAccount(request, fields.fields)
         return Mount.text("", "text/plain", 303, { location: `/sign-in?return_to=${encodeURIComponent(request.path)}` })
       }
       const fields = yield* readFields(request).pipe(Effect.orElseSucceed(() => noFields))
@@ -338,10 +390,7 @@ export const acceptInvitation = Mount.make({
           ? html(404, "Invitation", `<h1>Invitation</h1><p class="error">${escape(accepted.left.message)}</p>`)
           : { ...(yield* invitationPage(request, accepted.left.message)), status: 403 }
       }
-      const joined = accepted.right
-      return html(200, "Joined", `<h1>Welcome to ${escape(joined.workspaceName)}</h1>
-<p>You are a${joined.role === "admin" ? "n" : ""} ${escape(joined.role)} of <strong>${escape(joined.workspaceSlug)}</strong>.</p>
-<p class="muted">Its API lives under /api/v1/workspaces/${escape(joined.workspaceSlug)}; create a key with <code>service keys create</code>.</p>`)
+      return welcome(accepted.right)
     })
 })
 
