@@ -117,6 +117,16 @@ if (first !== undefined) {
           assert.notStrictEqual(after?.access_token, before.access_token)
           assert.notStrictEqual(after?.refresh_token, before.refresh_token)
 
+          // Issue 32 row 18: the loopback names of one port are one server for the kept tokens.
+          const byName = yield* run(["--base-url", baseUrl.replace("127.0.0.1", "localhost"), "--workspace", "acme", "whoami", "--json"], env)
+          assert.strictEqual(byName.code, 0, byName.stderr)
+          assert.strictEqual(Schema.decodeUnknownSync(Whoami)(byName.stdout).credential.kind, "bearer")
+          // A refusal names the credential sent, and the kept login it did not use.
+          const wrongKey = yield* run(["--base-url", baseUrl, "--workspace", "acme", "whoami"], { ...env, SERVICE_API_KEY: "svc_key_not_a_key_at_all_0123456789" })
+          assert.strictEqual(wrongKey.code, 4, wrongKey.stderr)
+          assert.include(wrongKey.stderr, "sent: the API key given (--api-key or SERVICE_API_KEY).")
+          assert.include(wrongKey.stderr, "`service login` keeps a token for this server")
+
           const logout = yield* run(["logout", "--base-url", baseUrl], env)
           assert.strictEqual(logout.code, 0, logout.stderr)
           assert.include(logout.stdout, "Signed out of")

@@ -45,6 +45,7 @@ import * as ColorPolicy from "./ColorPolicy.js"
 import * as CommandTree from "./CommandTree.js"
 import * as Credentials from "./Credentials.js"
 import * as Failure from "./Failure.js"
+import * as Login from "./Login.js"
 import * as Format from "./Format.js"
 import * as Help from "./Help.js"
 import * as InputFlags from "./InputFlags.js"
@@ -419,12 +420,25 @@ const build = <R, E, A, Name extends string>(prefix: string, options: Options<R,
         if (Option.isNone(credential)) return yield* Effect.fail(Failure.missingApiKey)
         const checked = yield* Remote.check(leaf, input)
         const connection = { baseUrl: settings.baseUrl, credential: credential.value, pathParams: { workspace: settings.workspace } }
-        const follow = leaf.operation.cli.follow
-        if (values.follow && follow !== undefined) return yield* followItems(Remote.call(connection, leaf, checked), follow, format === "json")
-        const read = (input: Readonly<Record<string, unknown>>) => Remote.call(connection, leaf, input)
-        if (values.all && leaf.input.pagedBy !== undefined) return yield* readAll(read, checked, tableOf(leaf), format, leaf.input.pagedBy)
-        const output = yield* read(checked)
-        yield* Console.log(render(leaf, format, output, checked))
+        // A refusal of the credential says which one was sent, and whether a kept login went unused (issue 32 row 18).
+        const sent = Effect.map(Login.hasKept(settings.baseUrl), (kept) => ({
+          source: credential.value.source,
+          loginUnused: credential.value.kind === "api_key" && kept
+        }))
+        return yield* Effect.gen(function*() {
+          const follow = leaf.operation.cli.follow
+          if (values.follow && follow !== undefined) return yield* followItems(Remote.call(connection, leaf, checked), follow, format === "json")
+          const read = (input: Readonly<Record<string, unknown>>) => Remote.call(connection, leaf, input)
+          if (values.all && leaf.input.pagedBy !== undefined) return yield* readAll(read, checked, tableOf(leaf), format, leaf.input.pagedBy)
+          const output = yield* read(checked)
+          yield* Console.log(render(leaf, format, output, checked))
+        }).pipe(
+          Effect.catchAll((failure) =>
+            Failure.Failure.$is("Denied")(failure) && failure.credential === undefined
+              ? Effect.flatMap(sent, (credential) => Effect.fail(Failure.Failure.Denied({ ...failure, credential })))
+              : Effect.fail(failure)
+          )
+        )
       }).pipe(Effect.catchAll(report(format === "json")))
     }
 

@@ -15,6 +15,8 @@ import * as Login from "./Login.js"
 export interface Credential {
   readonly kind: "api_key" | "bearer"
   readonly secret: Redacted.Redacted<string>
+  /** Which credential it is, in words, for a refusal's hint (issue 32 row 18). */
+  readonly source: string
 }
 
 /** @since 0.1.0 @category credentials */
@@ -24,9 +26,17 @@ export const resolve = (settings: {
   readonly workspace: string
 }): Effect.Effect<Option.Option<Credential>> =>
   Effect.gen(function*() {
-    if (Option.isSome(settings.apiKey)) return Option.some<Credential>({ kind: "api_key", secret: settings.apiKey.value })
+    if (Option.isSome(settings.apiKey)) {
+      return Option.some<Credential>({ kind: "api_key", secret: settings.apiKey.value, source: "the API key given (--api-key or SERVICE_API_KEY)" })
+    }
     const token = yield* Login.bearerFor(settings.baseUrl)
-    if (Option.isSome(token)) return Option.some<Credential>({ kind: "bearer", secret: token.value })
+    if (Option.isSome(token)) {
+      return Option.some<Credential>({ kind: "bearer", secret: token.value, source: `the token \`service login\` keeps for ${settings.baseUrl}` })
+    }
     const demo = yield* DemoKey.orDemo(Option.none(), settings)
-    return Option.map(demo, (secret): Credential => ({ kind: "api_key", secret }))
+    return Option.map(demo, (secret): Credential => ({
+      kind: "api_key",
+      secret,
+      source: `the demo workspace's key (${DemoKey.fileName} in the server's data folder), as no login is kept for ${settings.baseUrl}`
+    }))
   })

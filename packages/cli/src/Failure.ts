@@ -59,6 +59,8 @@ export type Failure = Data.TaggedEnum<{
     readonly message: string
     readonly requestId: string | undefined
     readonly body: unknown
+    /** The credential the command sent, in words, and whether `service login` keeps a token it did not use. */
+    readonly credential?: { readonly source: string; readonly loginUnused: boolean } | undefined
   }
   Unreachable: {
     readonly baseUrl: string

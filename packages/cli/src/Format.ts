@@ -208,7 +208,10 @@ export const failure = (value: Failure): string => {
       ]
       return [
         `error: ${value.code}${where.length === 0 ? "" : ` (${where.join(", ")})`}: ${value.message}`,
-        "hint: check --api-key / SERVICE_API_KEY and --workspace / SERVICE_WORKSPACE (both go before the command words)."
+        ...(value.credential === undefined ? [] : [`sent: ${value.credential.source}.`]),
+        ...(value.credential?.loginUnused === true
+          ? ["hint: `service login` keeps a token for this server; leave out --api-key and SERVICE_API_KEY to use it."]
+          : ["hint: check --api-key / SERVICE_API_KEY, `service login --base-url <server>` and --workspace / SERVICE_WORKSPACE (before the command words)."])
       ].join("\n")
     }
     case "Unreachable":

@@ -55,6 +55,29 @@ export const storePath = Effect.map(configDir, (dir) => NodePath.join(dir, "cred
 
 const normal = (baseUrl: string) => baseUrl.replace(/\/+$/, "")
 
+const loopback = new Set(["localhost", "127.0.0.1", "[::1]"])
+
+/**
+ * One key per server: the loopback names of one port (`localhost`, `127.0.0.1`, `[::1]`) are one server, so a token
+ * kept by `service login --base-url http://127.0.0.1:3000` is the one `http://localhost:3000` uses (issue 32 row 18).
+ */
+const sameServer = (baseUrl: string): string => {
+  const url = URL.parse(normal(baseUrl))
+  if (url === null || !loopback.has(url.hostname)) return normal(baseUrl)
+  return `${url.protocol}//loopback:${url.port === "" ? (url.protocol === "https:" ? "443" : "80") : url.port}${url.pathname.replace(/\/+$/, "")}`
+}
+
+/** The kept tokens of the server at `baseUrl`, under whichever of its names they were kept. */
+const keptFor = (store: Readonly<Record<string, Kept>>, baseUrl: string): Kept | undefined =>
+  store[normal(baseUrl)] ?? Object.entries(store).find(([key]) => sameServer(key) === sameServer(baseUrl))?.[1]
+
+/**
+ * Whether `service login` keeps tokens for the server at `baseUrl` (for a hint; nothing is refreshed).
+ *
+ * @since 0.1.0 @category credentials
+ */
+export const hasKept = (baseUrl: string): Effect.Effect<boolean> => Effect.map(readStore, (store) => keptFor(store, baseUrl) !== undefined)
+
 const empty: Readonly<Record<string, Kept>> = {}
 
 const readStore: Effect.Effect<Readonly<Record<string, Kept>>> = Effect.gen(function*() {
@@ -79,7 +102,7 @@ const writeStore = (store: Readonly<Record<string, Kept>>) =>
 
 const keep = (baseUrl: string, kept: Option.Option<Kept>) =>
   Effect.flatMap(readStore, (store) => {
-    const { [normal(baseUrl)]: _previous, ...others } = store
+    const others = Object.fromEntries(Object.entries(store).filter(([key]) => sameServer(key) !== sameServer(baseUrl)))
     return writeStore(Option.match(kept, { onNone: () => others, onSome: (value) => ({ ...others, [normal(baseUrl)]: value }) }))
   })
 
@@ -179,7 +202,7 @@ export const login = (baseUrl: string) =>
 export const bearerFor = (baseUrl: string): Effect.Effect<Option.Option<Redacted.Redacted<string>>> =>
   Effect.gen(function*() {
     const base = normal(baseUrl)
-    const kept = (yield* readStore)[base]
+    const kept = keptFor(yield* readStore, base)
     if (kept === undefined) return Option.none()
     const now = yield* Clock.currentTimeMillis
     if (kept.expires_at - now > 60_000) return Option.some(Redacted.make(kept.access_token))
@@ -204,7 +227,7 @@ export const bearerFor = (baseUrl: string): Effect.Effect<Option.Option<Redacted
 export const logout = (baseUrl: string) =>
   Effect.gen(function*() {
     const base = normal(baseUrl)
-    const kept = (yield* readStore)[base]
+    const kept = keptFor(yield* readStore, base)
     if (kept === undefined) return false
     yield* Effect.option(post(`${base}/oauth/token/revocation`, { token: kept.refresh_token, token_type_hint: "refresh_token", client_id: clientId }))
     yield* keep(base, Option.none())
