@@ -1,10 +1,11 @@
 /**
- * A fuzzer in the suite: generated bad requests against every route `/openapi.json` lists, the door and `/mcp`, on
+ * A fuzzer in the suite: generated bad requests against every route `/openapi.json` lists, the door, `/mcp` and the
+ * OAuth server's endpoints (token, authorization, registration, revocation, device flow, consent; issue 32), on
  * the real server (`npm start`'s layers), over each database. Inputs: wrong types and unknown fields, huge and deep
  * values, NUL characters and lone surrogates, bytes that are not UTF-8, wrong content types and encodings, bodies
  * chunked and oversized, tampered ids, refs, cursors and tokens, two credentials. It asserts:
  *
- * - no 5xx, ever;
+ * - no 5xx, ever (the OAuth endpoints included: their refusals are the protocol's own shapes, or a page);
  * - every refusal in its documented shape (`{statusCode, code, message, request_id}` on the REST API,
  *   `{code, message, request_id}` at the door, a JSON-RPC error or a tool result on `/mcp`);
  * - a refused door request stores a bounded record, never its body;
@@ -160,7 +161,7 @@ const pathValue = FastCheck.oneof(
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** What is wrong with an answer, if anything. */
-const problemOf = (kind: "rest" | "door" | "mcp", sent: Sent, got: Got): string | undefined => {
+const problemOf = (kind: "rest" | "door" | "mcp" | "oauth", sent: Sent, got: Got): string | undefined => {
   const where = `${sent.method} ${sent.path.slice(0, 100)}`
   if (got.status === -1) {
     return got.text.includes("ECONNRESET") || got.text.includes("EPIPE")
@@ -169,6 +170,8 @@ const problemOf = (kind: "rest" | "door" | "mcp", sent: Sent, got: Got): string 
   }
   if (got.status >= 500) return `${where}: ${got.status} ${got.text.slice(0, 300)}`
   if (got.status < 400) return undefined
+  // OAuth answers in its own shapes ({error, error_description}, or an HTML page): what matters is no 5xx.
+  if (kind === "oauth") return undefined
   const json = jsonOf(got.text)
   if (kind === "mcp") {
     // A JSON-RPC error, or the REST API's 401 body.
@@ -206,7 +209,7 @@ for (const target of TestDatabase.targets()) {
     Layer.orDie
   )
   layer(Env, { timeout: 0, excludeTestServices: true })(`the fuzzer on ${target.name}`, (it) => {
-    it.effect(`${runs} generated bad requests over every route, the door and /mcp: no 5xx, documented refusals, bounded records`, () =>
+    it.effect(`${runs} generated bad requests over every route, the door, /mcp and OAuth: no 5xx, documented refusals, bounded records`, () =>
       Effect.gen(function*() {
         const { port } = yield* Running
         const { sourceId } = yield* Door
@@ -284,10 +287,47 @@ for (const target of TestDatabase.targets()) {
           chunked: r.chunked
         }))
 
+        const oauthValue = FastCheck.oneof(
+          nastyString,
+          FastCheck.constantFrom("service-cli", "authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code", "client_credentials"),
+          FastCheck.constantFrom(`http://127.0.0.1:${port}/api/v1`, `http://127.0.0.1:${port}/mcp`, "https://127.0.0.1/c.json", "http://evil.example/cb", "*", "openid offline_access commercial:activate")
+        )
+        const oauthForm = FastCheck.dictionary(
+          FastCheck.constantFrom("client_id", "grant_type", "code", "refresh_token", "redirect_uri", "scope", "resource", "device_code", "user_code", "code_verifier", "token", "xsrf", "confirm", "abort"),
+          oauthValue,
+          { maxKeys: 6 }
+        )
+        const oauthRequest = FastCheck.oneof(
+          FastCheck.record({
+            path: FastCheck.constantFrom("/oauth/token", "/oauth/token/revocation", "/oauth/device/auth", "/oauth/device", "/oauth/interaction/x/consent", "/oauth/reg"),
+            form: oauthForm,
+            raw: FastCheck.option(bodyBytes, { nil: undefined }),
+            contentType,
+            chunked: FastCheck.boolean()
+          }).map(({ chunked, contentType, form, path, raw }): Sent => ({
+            method: "POST",
+            path,
+            headers: contentType === "" ? {} : { "content-type": contentType },
+            body: raw ?? encoder.encode(path === "/oauth/reg"
+              ? JSON.stringify({ redirect_uris: [form["redirect_uri"] ?? "https://a.example/cb"], client_name: form["client_id"] ?? "x", token_endpoint_auth_method: "none" })
+              : Object.entries(form).map(([k, v]) => `${k}=${enc(v)}`).join("&")),
+            chunked
+          })),
+          FastCheck.record({
+            path: FastCheck.constantFrom("/oauth/auth", "/oauth/device", "/oauth/interaction/x", "/.well-known/oauth-authorization-server/oauth", "/oauth/jwks", "/oauth/reg/x"),
+            form: oauthForm
+          }).map(({ form, path }): Sent => ({
+            method: "GET",
+            path: `${path}?${Object.entries({ response_type: "code", ...form }).map(([k, v]) => `${k}=${enc(v)}`).join("&")}`,
+            headers: {}
+          }))
+        )
+
         const anyRequest = FastCheck.oneof(
           { arbitrary: restRequest.map((sent) => ["rest", sent] as const), weight: 3 },
           { arbitrary: doorRequest.map((sent) => ["door", sent] as const), weight: 2 },
-          { arbitrary: mcpRequest.map((sent) => ["mcp", sent] as const), weight: 2 }
+          { arbitrary: mcpRequest.map((sent) => ["mcp", sent] as const), weight: 2 },
+          { arbitrary: oauthRequest.map((sent) => ["oauth", sent] as const), weight: 2 }
         )
 
         const storedBefore = yield* Effect.orDie(sql<{ n: number; bytes: string }>`SELECT count(*)::int AS n,
