@@ -343,6 +343,24 @@ for (const target of TestDatabase.targets()) {
 
         const topic = yield* call(Created, "POST", api("/topics"), { title: "Monterrey follow-up", body: `Llamar a ${PERSON.name} al ${PERSON.phone}.` })
         const savedSearch = yield* rest(port, "POST", api("/saved-searches"), { "x-api-key": OWNER_KEY, "content-type": "application/json" }, JSON.stringify({ name: `Tenders for ${PERSON.name}`, kind: "opportunities", criteria: { buyer: "GACM" } }))
+        // Issue 32 row 6: the stores the erasure missed. A refused door request's headers, Pipeline and stage names, a
+        // Source's name, a tag's description, an API key's name, a test workspace's name, a pending invitation.
+        const refused = yield* rest(port, "POST", form.source.door_path, {
+          "content-type": "application/cloudevents+json",
+          "webhook-id": "er-refused",
+          "webhook-timestamp": String(Math.floor(Date.now() / 1000)),
+          "webhook-signature": "v1,AAAA",
+          "x-contact-email": PERSON.email,
+          "x-contact-name": PERSON.name
+        }, "{}")
+        assert.strictEqual(refused.status, 401, refused.text)
+        yield* crm.createPipeline(workspaceId, { name: `Cuentas de ${PERSON.name}`, stages: [{ name: `Llamar a ${PERSON.name}` }, { name: "Ganada", outcome: "won" }] })
+        yield* call(SourceCreated, "POST", api("/door/sources"), { name: `Formulario de ${PERSON.name}`, type: "webhook" })
+        yield* call(Schema.Unknown, "POST", api("/tags"), { name: "seguimiento", description: `Cuentas que lleva ${PERSON.email}` })
+        yield* call(Schema.Unknown, "POST", api("/keys"), { name: `Script de ${PERSON.name}`, scopes: ["market_data:read"] })
+        yield* call(Schema.Unknown, "POST", api("/sandboxes"), { name: `Pruebas de ${PERSON.name}` })
+        yield* call(Schema.Unknown, "POST", api("/invitations"), { email: PERSON.email, role: "member" })
+
         // Each delivery of the seeded events reached the receiver, the person's name among them.
         yield* Effect.suspend(() => hook.received.some((body) => body.includes(PERSON.name)) ? Effect.void : Effect.fail("waiting")).pipe(
           Effect.retry(Schedule.spaced("200 millis"))
@@ -360,7 +378,16 @@ for (const target of TestDatabase.targets()) {
         const report = new Map(Schema.decodeUnknownSync(Report)(entry?.payload).redacted.map((r) => [r.store, r.redacted]))
         assert.deepInclude(Object.fromEntries(report), {
           "crm.contacts": 1,
-          "door.arrivals": 5,
+          // Five it stored, and the refused request whose headers named them.
+          "door.arrivals": 6,
+          // Also in the test workspace, which copied the Pipeline and the Sources.
+          "crm.pipelines": 2,
+          "crm.stages": 2,
+          "door.sources (names)": 2,
+          "topics.tags": 1,
+          "core.credentials": 1,
+          "core.workspaces": 1,
+          "identity.invitations": 1,
           "door.sources": 1,
           "crm.opportunities": 1,
           "contacts.unlocks": 1,

@@ -9,6 +9,7 @@ import * as Layer from "effect/Layer"
 import * as AccountOperations from "./AccountOperations.js"
 import * as Accounts from "./Accounts.js"
 import * as Bundle from "./Bundle.js"
+import * as CoreErasers from "./CoreErasers.js"
 import * as CoreMigrations from "./CoreMigrations.js"
 import * as CreditsCommands from "./CreditsCommands.js"
 import type * as Operation from "./Operation.js"
@@ -27,5 +28,6 @@ export const bundle = Bundle.make({
   layer: Layer.mergeAll(Accounts.layerSql, Meter.layerSql, RateLimiter.layerSql, Outbound.layerNotConfigured, PublicAddress.layer),
   migrations: [CoreMigrations.migrations],
   groups,
-  operators: [CreditsCommands.operators]
+  operators: [CreditsCommands.operators],
+  erasers: CoreErasers.erasers
 })

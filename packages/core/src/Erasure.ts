@@ -233,7 +233,7 @@ export const fromErasers = <R>(erasers: ReadonlyArray<Eraser<R>>): Effect.Effect
 export const layer = <R>(erasers: ReadonlyArray<Eraser<R>>): Layer.Layer<Erasure, never, R> => Layer.effect(Erasure, fromErasers(erasers))
 
 /**
- * An eraser that scrubs text and JSON columns of a workspace's rows by content: rows whose columns may hold a value
+ * An eraser that scrubs text and JSON columns of a workspace's rows (and its test workspaces') by content: rows whose columns may hold a value
  * (found by `candidate` in SQL) are read in pages and written back scrubbed. For stores whose rows do not name the
  * contact (authored text, saved criteria).
  *
@@ -243,9 +243,9 @@ export const scrubbing = (options: {
   readonly store: string
   /** `schema.table`. */
   readonly table: string
-  /** A unique text or integer column to page and update by. */
+  /** A text or integer column, unique within a workspace, to page and update by. */
   readonly key: string
-  /** The column holding the workspace id. */
+  /** The column (or an SQL expression over the row, as a join to its parent) holding the workspace id. */
   readonly workspace: string
   readonly columns: ReadonlyArray<{ readonly name: string; readonly kind: "text" | "jsonb" }>
 }): Eraser<SqlClient.SqlClient> =>
@@ -256,13 +256,16 @@ export const scrubbing = (options: {
         const sql = yield* SqlClient.SqlClient
         const any = sql.or(options.columns.map((c) => sql`${sql.literal(`${c.name}::text`)} ~* ${match.candidate}`))
         const Row = Schema.Record({ key: Schema.String, value: Schema.NullOr(Schema.String) })
+        // The workspace and its test workspaces: making a test workspace copies the Pipelines and Sources people named.
+        const inWorkspace = sql`${sql.literal(options.workspace)} IN (SELECT ${subject.workspaceId}::text UNION ALL
+          SELECT id FROM core.workspaces WHERE test_of = ${subject.workspaceId})`
         let after: string | null = null
         let redacted = 0
         for (;;) {
           const rows: ReadonlyArray<Record<string, string | null>> = yield* sql`SELECT ${sql.literal(`${options.key}::text AS key_`)}, ${
             sql.literal(options.columns.map((c) => `${c.name}::text AS ${c.name}`).join(", "))
           } FROM ${sql.literal(options.table)}
-            WHERE ${sql.literal(options.workspace)} = ${subject.workspaceId} AND (${any})
+            WHERE ${inWorkspace} AND (${any})
               ${after === null ? sql`` : sql`AND ${sql.literal(`${options.key}::text`)} > ${after}`}
             ORDER BY ${sql.literal(`${options.key}::text`)} LIMIT 200`.pipe(
             Effect.flatMap(Schema.decodeUnknown(Schema.Array(Row))),
@@ -284,7 +287,8 @@ export const scrubbing = (options: {
             if (changes.length === 0) continue
             yield* sql`UPDATE ${sql.literal(options.table)} SET ${
               sql.csv(changes.map((c) => sql`${sql.literal(c.name)} = ${c.value}::${sql.literal(c.kind)}`))
-            } WHERE ${sql.literal(`${options.key}::text`)} = ${row["key_"] ?? ""}`.pipe(Effect.orDie)
+            } WHERE ${sql.literal(`${options.key}::text`)} = ${row["key_"] ?? ""}
+              AND ${inWorkspace}`.pipe(Effect.orDie)
             redacted++
           }
           const last = rows[rows.length - 1]

@@ -58,5 +58,23 @@ export const collections = Erasure.scrubbing({
   columns: [{ name: "name", kind: "text" }]
 })
 
+/** A Pipeline's name, written by a person (issue 32 row 6). @since 0.1.0 @category erasers */
+export const pipelines = Erasure.scrubbing({
+  store: "crm.pipelines",
+  table: "crm.pipelines",
+  key: "id",
+  workspace: "workspace_id",
+  columns: [{ name: "name", kind: "text" }]
+})
+
+/** A stage's name (a stage belongs to its Pipeline's workspace). @since 0.1.0 @category erasers */
+export const stages = Erasure.scrubbing({
+  store: "crm.stages",
+  table: "crm.stages",
+  key: "id",
+  workspace: "(SELECT p.workspace_id FROM crm.pipelines p WHERE p.id = crm.stages.pipeline_id)",
+  columns: [{ name: "name", kind: "text" }]
+})
+
 /** @since 0.1.0 @category erasers */
-export const erasers = [opportunityTitles, companies, collections] as const
+export const erasers = [opportunityTitles, companies, collections, pipelines, stages] as const

@@ -23,6 +23,7 @@ const ArrivalRow = Schema.Struct({
   contact_id: Schema.NullOr(Schema.String),
   body: Schema.NullOr(Schema.String),
   reading: Schema.NullOr(Schema.String),
+  headers: Schema.NullOr(Schema.String),
   status_detail: Schema.NullOr(Schema.String),
   queue_last_error: Schema.NullOr(Schema.String),
   waiting: Schema.Boolean,
@@ -37,18 +38,19 @@ const PAGE = 200
 /** The workspace's Arrivals that may be the person's, in pages by id: linked, or possibly holding a value. */
 const candidates = (subject: Erasure.Subject, match: Erasure.Matcher, after: string | null) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`SELECT id, contact_id, body, reading::text AS reading, status_detail, queue_last_error,
+    sql`SELECT id, contact_id, body, reading::text AS reading, headers::text AS headers, status_detail, queue_last_error,
         (status = 'received' AND queue_state IN ('pending', 'running')) AS waiting, erased_at IS NOT NULL AS erased
       FROM door.arrivals
       WHERE workspace_id = ${subject.workspaceId}
         AND ((contact_id = ${subject.contactId} AND erased_at IS NULL) OR body ~* ${match.candidate} OR reading::text ~* ${match.candidate}
-          OR status_detail ~* ${match.candidate} OR queue_last_error ~* ${match.candidate})
+          OR headers::text ~* ${match.candidate} OR status_detail ~* ${match.candidate} OR queue_last_error ~* ${match.candidate})
         ${after === null ? sql`` : sql`AND id > ${after}`}
       ORDER BY id LIMIT ${PAGE}`.pipe(Effect.flatMap(decodeArrivals), Effect.orDie))
 
 const isTheirs = (subject: Erasure.Subject, match: Erasure.Matcher, row: ArrivalRow): boolean =>
   (row.contact_id === subject.contactId && !row.erased) ||
-  [row.body, row.reading, row.status_detail, row.queue_last_error].some((text) => text !== null && match.test(text))
+  // The headers too: a refused request keeps them (a bounded record, no body), and a form's may name the person.
+  [row.body, row.reading, row.headers, row.status_detail, row.queue_last_error].some((text) => text !== null && match.test(text))
 
 /** Every page of the person's Arrivals. */
 const eachPage = <A>(
@@ -150,5 +152,14 @@ export const sourceExamples = Erasure.make<SqlClient.SqlClient>({
     })
 })
 
+/** A Source's name, written by a person (issue 32 row 6). @since 0.1.0 @category erasers */
+export const sourceNames = Erasure.scrubbing({
+  store: "door.sources (names)",
+  table: "door.sources",
+  key: "id",
+  workspace: "workspace_id",
+  columns: [{ name: "name", kind: "text" }]
+})
+
 /** @since 0.1.0 @category erasers */
-export const erasers = [arrivals, sourceExamples] as const
+export const erasers = [arrivals, sourceExamples, sourceNames] as const

@@ -15,6 +15,7 @@ import * as Layer from "effect/Layer"
 import * as IdentityAuthenticator from "./IdentityAuthenticator.js"
 import * as IdentityCommands from "./IdentityCommands.js"
 import * as IdentityDemo from "./IdentityDemo.js"
+import * as IdentityErasers from "./IdentityErasers.js"
 import * as IdentityFixture from "./IdentityFixture.js"
 import * as IdentityMigrations from "./IdentityMigrations.js"
 import * as InvitationOperations from "./InvitationOperations.js"
@@ -60,5 +61,6 @@ export const bundle = Bundle.make({
   mounts,
   operators: IdentityCommands.operators,
   demo: [IdentityDemo.demoPerson],
-  fixture: IdentityFixture.fixture
+  fixture: IdentityFixture.fixture,
+  erasers: IdentityErasers.erasers
 })

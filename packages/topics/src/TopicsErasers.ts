@@ -34,5 +34,14 @@ export const timeline = Erasure.scrubbing({
   columns: [{ name: "data", kind: "jsonb" }]
 })
 
+/** A tag's description (issue 32 row 6); its name is its key and stays. @since 0.1.0 @category erasers */
+export const tags = Erasure.scrubbing({
+  store: "topics.tags",
+  table: "topics.tags",
+  key: "name",
+  workspace: "workspace_id",
+  columns: [{ name: "description", kind: "text" }]
+})
+
 /** @since 0.1.0 @category erasers */
-export const erasers = [topics, suggestedEdits, timeline] as const
+export const erasers = [topics, suggestedEdits, timeline, tags] as const
