@@ -181,8 +181,9 @@ export const monthlyAllowanceConfig = Config.integer("SERVICE_MONTHLY_INSIGHT_CR
 
 /**
  * How long a served call's debit may wait in memory before it is written with the others: `SERVICE_CREDIT_FLUSH_MS`,
- * default 200. A crash loses at most that long's debits (an under-charge); a balance this node read is trusted for
- * five times that long before it is read again.
+ * default 200. A crash loses the debits served since the last committed write (an under-charge): the interval plus
+ * the time writes take, 0.5-0.7 s measured under load at the default (decision 0080, corrected by issue 32 row 15); a
+ * balance this node read is trusted for five times the interval before it is read again.
  *
  * @since 0.1.0 @category config
  */
