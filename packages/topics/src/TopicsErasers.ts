@@ -43,5 +43,14 @@ export const tags = Erasure.scrubbing({
   columns: [{ name: "description", kind: "text" }]
 })
 
+/** The linked repository's name and branches, typed by a person (found by the declaration-driven seeds). @since 0.1.0 @category erasers */
+export const repository = Erasure.scrubbing({
+  store: "topics.repositories",
+  table: "topics.repositories",
+  key: "workspace_id",
+  workspace: "workspace_id",
+  columns: [{ name: "name", kind: "text" }, { name: "url", kind: "text" }, { name: "default_branch", kind: "text" }, { name: "index_branch", kind: "text" }]
+})
+
 /** @since 0.1.0 @category erasers */
-export const erasers = [topics, suggestedEdits, timeline, tags] as const
+export const erasers = [topics, suggestedEdits, timeline, tags, repository] as const
