@@ -123,9 +123,9 @@ export const memberRemove = kit.make({
   cli: { words: ["remove"], positional: "person_id" },
   input: Schema.Struct({
     person_id: PersonIdField,
-    hand_keys_to: Schema.optional(PersonIdField.annotations({
-      description: "A remaining owner or admin who answers for the faceless keys the member made; without it those keys are revoked."
-    }))
+    hand_keys_to: Schema.optional(PersonIdField).annotations({
+      description: "A remaining owner or admin (person id) who answers for the faceless keys the member made; without it those keys are revoked."
+    })
   }).annotations({ ...strict, identifier: "MemberRemoveInput" }),
   output: Schema.Struct({
     removed: MemberView,
