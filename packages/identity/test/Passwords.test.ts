@@ -26,6 +26,21 @@ describe("Passwords", () => {
       assert.isFalse(yield* current.verify(secret, older.replace("ln=11", "ln=30")), "a cost past the bound is refused, not run")
     }))
 
+  it.effect("hashes wait their turn: with one at a time, a quick check started second ends after a slow one started first (issue 32 row 5)", () =>
+    Effect.gen(function*() {
+      const slowHash = yield* Passwords.make({ logN: 16, r: 8, p: 1 }).hash(secret)
+      const quickHash = yield* Passwords.make({ logN: 10, r: 8, p: 1 }).hash(secret)
+      const bounded = Passwords.make({ logN: 10, r: 8, p: 1 }, 1)
+      const finished: Array<string> = []
+      const check = (name: string, hash: string) => bounded.verify(secret, hash).pipe(Effect.tap(() => Effect.sync(() => finished.push(name))))
+      const slow = yield* Effect.fork(check("slow", slowHash))
+      // The slow check holds the one turn before the quick one asks for it.
+      yield* Effect.yieldNow()
+      const quick = yield* Effect.fork(check("quick", quickHash))
+      assert.deepStrictEqual(yield* Effect.all([slow, quick].map((fiber) => fiber.await)).pipe(Effect.map((exits) => exits.map((exit) => exit._tag))), ["Success", "Success"])
+      assert.deepStrictEqual(finished, ["slow", "quick"])
+    }))
+
   it.effect("generated passwords are 24 characters of base64url, never the same", () =>
     Effect.gen(function*() {
       const passwords = Passwords.make({ logN: 10, r: 8, p: 1 })
