@@ -42,7 +42,11 @@ const PackedLive = Layer.scoped(
   Effect.acquireRelease(
     Effect.promise(async () => {
       const folder = Check.scratch()
-      const release = await Check.publishRelease(folder)
+      // A release that fails (a build error) leaves no scratch folder behind either.
+      const release = await Check.publishRelease(folder).catch((error: unknown) => {
+        rmSync(folder, { recursive: true, force: true })
+        throw error
+      })
       return { folder, release, registry: release.registry }
     }),
     ({ folder, registry }) => Effect.promise(() => registry.close().finally(() => rmSync(folder, { recursive: true, force: true })))
