@@ -4,7 +4,10 @@
 // - an admin's all-scope faceless key, used on the second node, stops there at once when the owner removes the admin
 //   on the first (before: it kept reading, writing and spending on every node);
 // - twelve parallel wrong sign-ins at one account, six to each node, are each counted before any password is checked:
-//   four are checked and fail, eight wait (before: all twelve were checked and the count ended at 1).
+//   four are checked and fail, eight wait (before: all twelve were checked and the count ended at 1);
+// - row 14: both nodes' LISTEN connections are ended while the database refuses new connections; each says degraded
+//   on /ready, then reconnects by itself once connections are allowed, and a revocation on one node reaches the
+//   other's cache again (before: a dead LISTEN was never reopened and nothing said so).
 //
 // Every wait is on a line a process prints or on a polled condition; the timeouts are hang guards only.
 import { describe, expect, it } from "@effect/vitest"
@@ -15,6 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import pg from "pg"
 import { adminUrl, DEMO_KEY, freshDatabase, hangGuard, startServer } from "./support/Processes.js"
 
 const PASSWORD = "correct horse battery staple"
@@ -87,5 +91,37 @@ describe.skipIf(adminUrl === "")("access on two nodes over one PostgreSQL (real 
       expect(statuses).toEqual([...Array<number>(freeFailures - 1).fill(401), ...Array<number>(12 - freeFailures + 1).fill(429)])
       const right = yield* call(node2.port, "POST", "/sign-in", {}, { email: GUESSED, password: PASSWORD })
       expect(right.status).toBe(429)
+
+      // Row 14: both LISTEN connections end while no new connection is allowed.
+      const database = new URL(env["DATABASE_URL"] ?? "").pathname.slice(1)
+      const admin = yield* Effect.acquireRelease(
+        Effect.promise(async () => {
+          const client = new pg.Client({ connectionString: adminUrl })
+          await client.connect()
+          return client
+        }),
+        (client) => Effect.promise(() => client.query(`ALTER DATABASE "${database}" ALLOW_CONNECTIONS true`).then(() => client.end()))
+      )
+      const degraded = (port: number) =>
+        Effect.map(call(port, "GET", "/ready", {}), (answer) => Schema.decodeUnknownSync(Schema.parseJson(Schema.Struct({ degraded: Schema.Array(Schema.String) })))(answer.text).degraded.includes("notifications"))
+      expect(yield* degraded(node1.port)).toBe(false)
+      yield* Effect.promise(() => admin.query(`ALTER DATABASE "${database}" ALLOW_CONNECTIONS false`))
+      const ended = yield* Effect.promise(() =>
+        admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE '% listen'", [database])
+      )
+      // The two nodes' and this test's own (its services on the same database).
+      expect(ended.rowCount).toBe(3)
+      for (const node of [node1, node2]) while (!(yield* degraded(node.port))) yield* pause
+      yield* Effect.promise(() => admin.query(`ALTER DATABASE "${database}" ALLOW_CONNECTIONS true`))
+      for (const node of [node1, node2]) while (yield* degraded(node.port)) yield* pause
+      // Listening again: a key cached on node 2 and revoked on node 1 is refused on node 2.
+      const fresh = yield* call(node1.port, "POST", "/api/v1/workspaces/demo/keys", { "x-api-key": DEMO_KEY }, { name: "after reconnecting", scopes: ["market_data:read"] })
+      expect(fresh.status, fresh.text).toBe(200)
+      const again = Schema.decodeUnknownSync(Schema.parseJson(Schema.Struct({ id: Schema.String, secret: Schema.String })))(fresh.text)
+      const usage = () => call(node2.port, "GET", "/api/v1/workspaces/demo/account/usage", { "x-api-key": again.secret })
+      expect((yield* usage()).status).toBe(200)
+      expect((yield* usage()).status).toBe(200)
+      expect((yield* call(node1.port, "DELETE", `/api/v1/workspaces/demo/keys/${again.id}`, { "x-api-key": DEMO_KEY })).status).toBe(200)
+      while ((yield* usage()).status !== 401) yield* pause
     })), hangGuard)
 })
