@@ -44,7 +44,7 @@ const call = (port: number, method: string, path: string, headers: Readonly<Reco
 const pause = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
 
 describe.skipIf(adminUrl === "")("access on two nodes over one PostgreSQL (real processes)", () => {
-  it.live("a removed admin's faceless key stops on the other node at once; parallel guesses over both nodes are each counted first", () =>
+  it.live("a removed admin's faceless key stops on the other node at once; parallel guesses over both nodes are each counted first; both nodes reconnect a dead LISTEN", () =>
     Effect.scoped(Effect.gen(function*() {
       const { env, services } = yield* freshDatabase({ SERVICE_CREDENTIAL_CACHE_SECONDS: "300", SERVICE_PASSWORD_SCRYPT_LOG_N: "14" })
       // The second node after the first, so it finds the demo workspace the first bootstrapped.
