@@ -26,7 +26,8 @@ export const read: Effect.Effect<Option.Option<Redacted.Redacted<string>>> = Eff
   return Option.flatMap(text, (value) => (value.trim() === "" ? Option.none() : Option.some(Redacted.make(value.trim()))))
 })
 
-const local = new Set(["localhost", "127.0.0.1", "[::1]"])
+/** The loopback names of this machine, as URLs spell them. @since 0.1.0 @category constants */
+export const loopbackHosts: ReadonlySet<string> = new Set(["localhost", "127.0.0.1", "[::1]"])
 
 /**
  * The key a command sends: the one given, else the kept demo key when the command is for the `demo` workspace on a
@@ -38,6 +39,6 @@ export const orDemo = (
   given: Option.Option<Redacted.Redacted<string>>,
   target: { readonly baseUrl: string; readonly workspace: string }
 ): Effect.Effect<Option.Option<Redacted.Redacted<string>>> =>
-  Option.isSome(given) || target.workspace !== "demo" || !local.has(URL.parse(target.baseUrl)?.hostname ?? "")
+  Option.isSome(given) || target.workspace !== "demo" || !loopbackHosts.has(URL.parse(target.baseUrl)?.hostname ?? "")
     ? Effect.succeed(given)
     : read

@@ -22,6 +22,7 @@ import * as Schema from "effect/Schema"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import * as Cli from "./Cli.js"
+import * as DemoKey from "./DemoKey.js"
 import * as Failure from "./Failure.js"
 
 /** The CLI's OAuth client id, registered by the server. @since 0.1.0 @category constants */
@@ -55,15 +56,13 @@ export const storePath = Effect.map(configDir, (dir) => NodePath.join(dir, "cred
 
 const normal = (baseUrl: string) => baseUrl.replace(/\/+$/, "")
 
-const loopback = new Set(["localhost", "127.0.0.1", "[::1]"])
-
 /**
  * One key per server: the loopback names of one port (`localhost`, `127.0.0.1`, `[::1]`) are one server, so a token
  * kept by `service login --base-url http://127.0.0.1:3000` is the one `http://localhost:3000` uses (issue 32 row 18).
  */
 const sameServer = (baseUrl: string): string => {
   const url = URL.parse(normal(baseUrl))
-  if (url === null || !loopback.has(url.hostname)) return normal(baseUrl)
+  if (url === null || !DemoKey.loopbackHosts.has(url.hostname)) return normal(baseUrl)
   return `${url.protocol}//loopback:${url.port === "" ? (url.protocol === "https:" ? "443" : "80") : url.port}${url.pathname.replace(/\/+$/, "")}`
 }
 
