@@ -187,6 +187,12 @@ const blockLines = (value: Readonly<Record<string, unknown>>, prefix = ""): Arra
     return []
   })
 
+/** What a refusal of access says beyond its message, by wire name: why (`reason: missing_scope`) and what was missing. */
+const deniedDetails = (body: unknown): Array<string> =>
+  Predicate.isRecord(body)
+    ? blockLines(Object.fromEntries(Object.entries(body).filter(([key]) => key === "reason" || key === "required_scopes")))
+    : []
+
 /**
  * A failure as printed on stderr. A refusal lists its block by wire names (`semantic_code`, `why`,
  * `suggested_correction`, `recovery.action`...).
@@ -208,6 +214,7 @@ export const failure = (value: Failure): string => {
       ]
       return [
         `error: ${value.code}${where.length === 0 ? "" : ` (${where.join(", ")})`}: ${value.message}`,
+        ...deniedDetails(value.body),
         ...(value.credential === undefined ? [] : [`sent: ${value.credential.source}.`]),
         ...(value.credential?.loginUnused === true
           ? ["hint: `service login` keeps a token for this server; leave out --api-key and SERVICE_API_KEY to use it."]

@@ -171,6 +171,20 @@ describe("Format", () => {
       assert.include(text, "SERVICE_API_KEY")
     })
 
+    it("prints why access was refused and the scope that was missing, by their wire names", () => {
+      const text = Format.failure(
+        Failure.Failure.Denied({
+          status: 403,
+          code: "FORBIDDEN",
+          message: "This action needs the scope commercial:activate.",
+          requestId: "req_3",
+          body: { code: "FORBIDDEN", message: "This action needs the scope commercial:activate.", reason: "missing_scope", required_scopes: ["commercial:activate"] }
+        })
+      )
+      assert.include(text, "\nreason: missing_scope\nrequired_scopes: commercial:activate\n")
+      assert.notInclude(text, "code: FORBIDDEN")
+    })
+
     it("prints connection failures with the base URL, and as JSON with a local code", () => {
       const failure = Failure.Failure.Unreachable({ baseUrl: "http://127.0.0.1:9", reason: "connect ECONNREFUSED" })
       assert.include(Format.failure(failure), "error: could not reach http://127.0.0.1:9: connect ECONNREFUSED")
