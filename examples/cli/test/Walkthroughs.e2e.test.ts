@@ -26,7 +26,7 @@ const asDemoOwner = (options: { readonly activate?: boolean }) => (link: string,
 const walk = (blocks: ReadonlyArray<Block>, options: Parameters<typeof runWalkthrough>[1]) =>
   Effect.acquireRelease(Effect.promise(() => runWalkthrough(blocks, options)), (report) => Effect.promise(() => report.close()))
 
-const timeout = Duration.toMillis(Duration.minutes(20))
+const timeout = Duration.toMillis(Duration.minutes(15))
 
 describe.skipIf(!hasChromium)("walkthroughs as printed", () => {
   it.scoped("docs/crm.md: door notices in, contacts listed, a collection quoted, refused to the key, unlocked after sign-in, replayed", () =>
@@ -49,5 +49,16 @@ describe.skipIf(!hasChromium)("walkthroughs as printed", () => {
       const shell = report.terminals.get("terminal-1") ?? ""
       // The revoked key is refused after it was accepted; the CLI's whoami used the person's token.
       assert.isTrue("end" in findInOrder(shell, ['"scopes":["market_data:read"]', '"code":"UNAUTHENTICATED"']), shell)
+    }), timeout)
+
+  it.scoped("docs/events.md: a server delivering to this machine, events listen in one terminal, door notices from another, a receiver of one's own", () =>
+    Effect.gen(function*() {
+      const blocks = sectionBlocks(doc("events.md"), "Receiving events on your machine")
+      assert.isAtLeast(blocks.length, 12)
+      assert.isAtLeast(new Set(blocks.map((block) => block.terminal)).size, 3)
+      const report = yield* walk(blocks, { approve: asDemoOwner({}) })
+      // Ctrl-C stopped the listener's Destination, and the receiver's delivery was delivered and then stopped.
+      assert.include(report.terminals.get("terminal-2") ?? "", "Stopped Destination dst_")
+      assert.isTrue("end" in findInOrder(report.terminals.get("terminal-3") ?? "", ["1 delivery:", "evt_7 contact.created delivered", "stopped: dst_…"]))
     }), timeout)
 })

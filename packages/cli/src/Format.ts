@@ -134,7 +134,8 @@ export const describe = (output: unknown, shape: Shape = {}, context?: SummaryCo
   if (rows !== undefined) {
     if (rows.rows.length === 0) lines.push(`No ${rows.field.replaceAll("_", " ")}.`)
     else {
-      lines.push(`${rows.rows.length} ${rows.field.replaceAll("_", " ")}:`)
+      const noun = rows.field.replaceAll("_", " ")
+      lines.push(`${rows.rows.length} ${rows.rows.length === 1 ? singular(noun) : noun}:`)
       lines.push(Tabular.table(Tabular.columnsOf(rows.rows, shape.table), rows.rows))
     }
   }
@@ -192,6 +193,10 @@ const deniedDetails = (body: unknown): Array<string> =>
   Predicate.isRecord(body)
     ? blockLines(Object.fromEntries(Object.entries(body).filter(([key]) => key === "reason" || key === "required_scopes")))
     : []
+
+/** A list field's name for one row: "1 delivery", not "1 deliveries". */
+const singular = (noun: string): string =>
+  noun.endsWith("ies") ? `${noun.slice(0, -3)}y` : /(ches|shes|sses|xes)$/.test(noun) ? noun.slice(0, -2) : noun.endsWith("s") ? noun.slice(0, -1) : noun
 
 /**
  * A failure as printed on stderr. A refusal lists its block by wire names (`semantic_code`, `why`,

@@ -111,6 +111,13 @@ describe("Format", () => {
       assert.notInclude(text, "{…}")
     })
 
+    it("a list of one names one row in the singular", () => {
+      for (const [field, one] of [["deliveries", "1 delivery:"], ["contacts", "1 contact:"], ["matches", "1 match:"], ["topic_tags", "1 topic tag:"]] as const) {
+        assert.include(Format.describe({ [field]: [{ id: "x_1" }] }), one)
+      }
+      assert.include(Format.describe({ deliveries: [{ id: "x_1" }, { id: "x_2" }] }), "2 deliveries:")
+    })
+
     it("a single record is its key facts; a nested list of objects is a small table", () => {
       const text = Format.describe({ id: "pip_1", name: "Sales", stages: [{ id: "stg_1", name: "New", position: 0 }] })
       assert.strictEqual(text, ["id: pip_1", "name: Sales", "stages (1):", "  id     name  position", "  stg_1  New   0"].join("\n"))

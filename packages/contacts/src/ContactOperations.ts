@@ -59,7 +59,8 @@ export const contactUnlock = kit.make({
   // Spends (not read-only, not undoable), calls an outside provider, and is idempotent only under its key.
   annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: true },
   http: { method: "POST", path: "/contacts/unlock", input: { kind: "body" } },
-  cli: { words: ["unlock"], positional: "collection_id" },
+  // Every row's outcome shows, even when all were found (the generic table drops a column that never varies).
+  cli: { words: ["unlock"], positional: "collection_id", table: { rows: "accounts", columns: ["record_id", "name", "outcome", "credits"] } },
   input: UnlockRequest,
   output: Unlock,
   capability: {

@@ -112,6 +112,15 @@ export const findInOrder = (output: string, lines: ReadonlyArray<string>, from =
   return { end: at === 0 ? from : (raw[at - 1] ?? output.length - 1) + 1 }
 }
 
+const hangGuardMinutes = 5
+
+/** A text block's lines up to its `^C`, if it has one. */
+const beforeInterrupt = (text: string): ReadonlyArray<string> => {
+  const lines = text.split("\n")
+  const interrupt = lines.findIndex((line) => line.trim() === "^C")
+  return interrupt < 0 ? lines : lines.slice(0, interrupt)
+}
+
 /** A process with its output (stdout and stderr, as they came) collected; waits without time limits. */
 class Process {
   output = ""
@@ -137,14 +146,21 @@ class Process {
   /** Until `test` answers something, checked whenever output comes; fails if the process ends first. */
   until<A>(test: () => A | undefined, what: string): Promise<A> {
     return new Promise((resolve, reject) => {
+      // A hang guard only (minutes): a busy machine is slow, not wrong; a hang names what never came.
+      const guard = setTimeout(() => {
+        this.waiters.delete(check)
+        reject(new Error(`still waiting after ${hangGuardMinutes} minutes for ${what}`))
+      }, hangGuardMinutes * 60_000)
       const check = () => {
         const answer = test()
         if (answer !== undefined) {
           this.waiters.delete(check)
+          clearTimeout(guard)
           return resolve(answer)
         }
         if (this.child.exitCode !== null || this.child.signalCode !== null) {
           this.waiters.delete(check)
+          clearTimeout(guard)
           reject(new Error(`ended before ${what}:\n${this.output}`))
         }
       }
@@ -307,18 +323,25 @@ export const runWalkthrough = async (blocks: ReadonlyArray<Block>, options: Opti
       const printed = printedLines(block.text)
       const shell = terminal(name)
       const settles = (options.settles ?? []).some((command) => block.text.includes(command))
-      // A block whose last command keeps running (a listener) is done when the next text block appears.
-      const keepsRunning = blocks[index + 1]?.language === "text" && printed.length === 0
+      // The output the next block shows, when it is this terminal's: a block whose last command keeps running (a
+      // listener) is done once that has appeared, as a reader moves on to the next terminal then.
+      const next = blocks[index + 1]
+      const shownNext = next?.language === "text" && (next.terminal ?? name) === name ? beforeInterrupt(next.text) : undefined
       for (let attempt = 0;; attempt++) {
         const start = shell.output.length
         const marker = `__DONE_${counter++}__`
         shell.child.stdin?.write(`${script}\necho ${marker}\n`)
-        if (keepsRunning) break
-        const end = await shell.until(() => {
+        const ended = await shell.until(() => {
           const at = shell.output.indexOf(marker, start)
-          return at < 0 ? undefined : at
+          if (at >= 0) return { at }
+          if (shownNext === undefined) return undefined
+          return "end" in findInOrder(shell.output, [...printed, ...shownNext], start) ? { at: -1 } : undefined
         }, `block ${index} finished:\n${script}`)
-        const output = shell.output.slice(start, end)
+        if (ended.at < 0) {
+          checked.set(name, start)
+          break
+        }
+        const output = shell.output.slice(start, ended.at)
         const found = findInOrder(output, printed)
         if ("missing" in found && settles && attempt < 60) {
           await new Promise((resolve) => setTimeout(resolve, 500))
@@ -331,7 +354,8 @@ export const runWalkthrough = async (blocks: ReadonlyArray<Block>, options: Opti
         if (output.includes("__FAILED__") && !refusalShown) {
           throw new Error(`block ${index} has a command that failed:\n${script}\n--- it printed:\n${output}`)
         }
-        checked.set(name, end)
+        // The text block after it shows what this block printed, from its start.
+        checked.set(name, next?.language === "text" ? start : start + found.end)
         break
       }
     }
