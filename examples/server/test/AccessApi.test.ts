@@ -25,7 +25,9 @@ const people = {
   eva: { email: "eva@elsewhere.example", name: "Eva Invited", role: null },
   fran: { email: "fran@acme.example", name: "Fran Admin", role: "admin" },
   gus: { email: "gus@acme.example", name: "Gus Admin", role: "admin" },
-  hugo: { email: "hugo@acme.example", name: "Hugo Member", role: "member" }
+  hugo: { email: "hugo@acme.example", name: "Hugo Member", role: "member" },
+  ines: { email: "ines@acme.example", name: "Ines Admin", role: "admin" },
+  juan: { email: "juan@acme.example", name: "Juan Admin", role: "admin" }
 } as const
 
 const prepared = Layer.effectDiscard(
@@ -359,6 +361,54 @@ for (const target of TestDatabase.targets()) {
           expect(yield* rest(port, "POST", api("/crm/contacts"), { ...json, "x-api-key": key.secret }, JSON.stringify({ name: "After Hours" })), 401)
           assert.strictEqual((yield* listed(key.id))?.status, "revoked")
         }
+      }))
+
+    it.effect("an admin made a member no longer answers for faceless keys: revoked, or handed to a remaining owner or admin", () =>
+      Effect.gen(function*() {
+        const { port } = yield* Running
+        const ana = yield* signIn(port, people.ana.email)
+        const ines = yield* signIn(port, people.ines.email)
+        const juan = yield* signIn(port, people.juan.email)
+        const hugo = yield* signIn(port, people.hugo.email)
+        const scopes = ["commercial:read", "commercial:activate", "crm:write", "access:write"]
+        const inesKey = yield* createKey(port, asBrowser(ines), { name: "ines's robot", scopes, faceless: true })
+        const juanKey = yield* createKey(port, asBrowser(juan), { name: "juan's robot", scopes, faceless: true })
+        const RoleSet = Schema.parseJson(Schema.Struct({
+          role: Schema.String,
+          keys: Schema.Struct({
+            revoked: Schema.Array(Schema.Struct({ id: Schema.String, name: Schema.String })),
+            handed_over: Schema.Array(Schema.Struct({ id: Schema.String, name: Schema.String }))
+          })
+        }))
+        const demote = (personId: string, handTo?: string) =>
+          rest(port, "PUT", api(`/members/${personId}/role`), asBrowser(ana), JSON.stringify({ role: "member", ...(handTo === undefined ? {} : { hand_keys_to: handTo }) }))
+        const roleOf = (personId: string) =>
+          rest(port, "GET", api("/members"), asBrowser(ana, false)).pipe(
+            Effect.map((answer) => Schema.decodeUnknownSync(Schema.parseJson(Schema.Struct({ members: Schema.Array(Schema.Struct({ person_id: Schema.String, role: Schema.String })) })))(answer.text)),
+            Effect.map((listed) => listed.members.find((member) => member.person_id === personId)?.role)
+          )
+
+        // Handed to a member: refused, and nothing changed.
+        const refused = yield* demote(ines.personId, hugo.personId)
+        expect(refused, 422)
+        assert.strictEqual(Schema.decodeUnknownSync(Refusal)(refused.text).identity.code, "handover_not_allowed")
+        assert.strictEqual(yield* roleOf(ines.personId), "admin")
+
+        // Handed to the owner: the key goes on, answered by her.
+        const handed = yield* demote(ines.personId, ana.personId)
+        expect(handed, 200)
+        assert.deepStrictEqual(Schema.decodeUnknownSync(RoleSet)(handed.text), {
+          role: "member",
+          keys: { revoked: [], handed_over: [{ id: inesKey.id, name: "ines's robot" }] }
+        })
+        expect(yield* rest(port, "GET", api("/crm/contacts"), { "x-api-key": inesKey.secret }), 200)
+
+        // Nobody named: the demoted admin's faceless key stops at once; their own session goes on as a member's.
+        const revoked = yield* demote(juan.personId)
+        expect(revoked, 200)
+        assert.deepStrictEqual(Schema.decodeUnknownSync(RoleSet)(revoked.text).keys, { revoked: [{ id: juanKey.id, name: "juan's robot" }], handed_over: [] })
+        expect(yield* rest(port, "GET", api("/crm/contacts"), { "x-api-key": juanKey.secret }), 401)
+        expect(yield* rest(port, "GET", api("/crm/contacts"), asBrowser(juan, false)), 200)
       }))
 
     it.effect("spending is a role: a member's session cannot give commercial:activate; an owner's can (issue 32 row 2)", () =>

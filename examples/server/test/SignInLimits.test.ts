@@ -84,5 +84,19 @@ for (const target of TestDatabase.targets()) {
         const elsewhere = yield* signIn(port, people[1], PASSWORD, "203.0.113.8")
         assert.strictEqual(elsewhere.status, 200, elsewhere.text)
       }))
+
+    it.effect("an IPv6 client is counted by its /64: a new address of the same network for every guess still waits", () =>
+      Effect.gen(function*() {
+        const { port } = yield* Running
+        for (let i = 0; i < freeAddressFailures; i++) {
+          const from = `2001:db8:5:6::${(i + 1).toString(16)}`
+          const answer = yield* signIn(port, `nobody-v6-${i}@limits.example`, "not the password at all", from)
+          assert.strictEqual(answer.status, 401, `guess ${i + 1}: ${answer.text}`)
+        }
+        const next = yield* signIn(port, people[1], PASSWORD, "2001:db8:5:6:aaaa:bbbb:cccc:dddd")
+        assert.strictEqual(next.status, 429, next.text)
+        const otherNetwork = yield* signIn(port, people[1], PASSWORD, "2001:db8:5:7::1")
+        assert.strictEqual(otherNetwork.status, 200, otherNetwork.text)
+      }))
   })
 }

@@ -176,6 +176,15 @@ export class Accounts extends Context.Tag("@service/core/Accounts")<
       handTo?: PersonId | undefined
     ) => Effect.Effect<KeysReleased>
     /**
+     * The faceless keys a person answers for, without their personal keys: handed to `handTo`, else revoked. For a
+     * person who stays but may no longer answer for them (an owner or admin made a member; decision 0091).
+     */
+    readonly releaseFacelessKeysOf: (
+      workspaceId: WorkspaceId,
+      personId: PersonId,
+      handTo?: PersonId | undefined
+    ) => Effect.Effect<KeysReleased>
+    /**
      * Whether the workspace's members may spend (`commercial:activate`), and up to how many credits each per UTC
      * month: `null` when they may not (decision 0092).
      */
@@ -466,17 +475,24 @@ export const makeSql = Effect.gen(function*() {
     )
 
   const Released = Schema.Array(Schema.Struct({ id: CredentialId, label: Schema.String }))
-  const revokeKeysOf = (workspaceId: WorkspaceId, personId: PersonId, handTo?: PersonId) =>
+  const releaseKeys = (workspaceId: WorkspaceId, personId: PersonId, handTo: PersonId | undefined, personal: boolean) =>
     Effect.gen(function*() {
       const handedOver = handTo === undefined ? [] : yield* sql`UPDATE core.credentials SET answered_by = ${handTo}
         WHERE workspace_id = ${workspaceId} AND answered_by = ${personId} AND person_id IS NULL AND revoked_at IS NULL
         RETURNING id, label`.pipe(Effect.flatMap(Schema.decodeUnknown(Released)))
-      const revoked = yield* sql`UPDATE core.credentials SET revoked_at = now()
-        WHERE workspace_id = ${workspaceId} AND revoked_at IS NULL
-          AND (person_id = ${personId} OR (person_id IS NULL AND answered_by = ${personId}))
-        RETURNING id, label`.pipe(Effect.flatMap(Schema.decodeUnknown(Released)))
+      const revoked = yield* (personal
+        ? sql`UPDATE core.credentials SET revoked_at = now()
+            WHERE workspace_id = ${workspaceId} AND revoked_at IS NULL
+              AND (person_id = ${personId} OR (person_id IS NULL AND answered_by = ${personId}))
+            RETURNING id, label`
+        : sql`UPDATE core.credentials SET revoked_at = now()
+            WHERE workspace_id = ${workspaceId} AND revoked_at IS NULL AND person_id IS NULL AND answered_by = ${personId}
+            RETURNING id, label`).pipe(Effect.flatMap(Schema.decodeUnknown(Released)))
       return { revoked, handedOver } satisfies KeysReleased
     }).pipe(Effect.orDie)
+  const revokeKeysOf = (workspaceId: WorkspaceId, personId: PersonId, handTo?: PersonId) => releaseKeys(workspaceId, personId, handTo, true)
+  const releaseFacelessKeysOf = (workspaceId: WorkspaceId, personId: PersonId, handTo?: PersonId) =>
+    releaseKeys(workspaceId, personId, handTo, false)
 
   const memberSpendCap = (workspaceId: WorkspaceId) =>
     sql`SELECT member_spend_cap AS cap FROM core.workspaces WHERE id = ${workspaceId}`.pipe(
@@ -491,6 +507,7 @@ export const makeSql = Effect.gen(function*() {
 
   return {
     accounts: Accounts.of({
+      releaseFacelessKeysOf,
       memberSpendCap,
       setMemberSpendCap,
       createWorkspace,

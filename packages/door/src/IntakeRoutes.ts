@@ -15,6 +15,7 @@
  *
  * @since 0.1.0
  */
+import { limitKey } from "@service/core/ClientNetwork"
 import * as Mount from "@service/core/Mount"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -63,7 +64,7 @@ const receive = (request: Mount.Request) =>
     const intake = yield* Intake
     // A limiter of its own (keyed by address), on the same shared fixed windows as the API's.
     const perIp = yield* DoorLimiter
-    yield* perIp.consume(`door-ip:${Option.getOrElse(request.remoteAddress, () => "unknown")}`)
+    yield* perIp.consume(`door-ip:${Option.getOrElse(Option.map(request.remoteAddress, limitKey), () => "unknown")}`)
     const sourceId = request.params["source_id"] ?? ""
     const token = request.params["token"]
     const body = yield* request.body.pipe(

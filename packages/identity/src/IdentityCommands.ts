@@ -123,12 +123,27 @@ export const membersAdd = OperatorCommand.make({
           `${input.email} is the only owner of ${workspace.value.slug}: make another member owner first (service workspaces add-member ${workspace.value.slug} <email> --role owner).`
         )
       }
+      // An owner or admin made a member no longer answers for faceless keys (decision 0091): as through the API
+      // without hand_keys_to, they are revoked, first (a failure after it leaves less power, not more).
+      const before = members.find((m) => m.person.id === person.value.id)?.role
+      const revoked = before !== undefined && before !== "member" && input.role === "member"
+        ? (yield* accounts.releaseFacelessKeysOf(workspace.value.id, person.value.id)).revoked
+        : []
       yield* accounts.addMember({ workspaceId: workspace.value.id, personId: person.value.id, role: input.role }).pipe(
         Effect.catchTag("AccountNotFound", (missing) => Effect.fail(OperatorCommand.unexpected(missing.message)))
       )
       return {
-        json: { workspace: workspace.value.slug, person_id: person.value.id, email: person.value.email, role: input.role },
-        text: `${person.value.name} <${person.value.email ?? ""}> is ${input.role} of ${workspace.value.slug}`
+        json: {
+          workspace: workspace.value.slug,
+          person_id: person.value.id,
+          email: person.value.email,
+          role: input.role,
+          faceless_keys_revoked: revoked.map((key) => ({ id: key.id, name: key.label }))
+        },
+        text: [
+          `${person.value.name} <${person.value.email ?? ""}> is ${input.role} of ${workspace.value.slug}`,
+          ...(revoked.length === 0 ? [] : [`revoked the faceless keys they answered for: ${revoked.map((key) => `${key.label} (${key.id})`).join(", ")}`])
+        ].join("\n")
       }
     })
 })

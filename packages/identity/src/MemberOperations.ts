@@ -11,6 +11,7 @@
  *
  * @since 0.1.0
  */
+import type { KeysReleased } from "@service/core/Accounts"
 import { requireOwnerOrAdminPerson, requirePerson } from "@service/core/Authorization"
 import { PersonId } from "@service/core/Ids"
 import * as Operation from "@service/core/Operation"
@@ -54,6 +55,16 @@ const fromRefused = (refused: MemberRefused) =>
 
 const ReleasedKey = Schema.Struct({ id: Schema.String, name: Schema.String }).annotations({ identifier: "ReleasedKey" })
 
+const KeysReleasedView = Schema.Struct({
+  revoked: Schema.Array(ReleasedKey),
+  handed_over: Schema.Array(ReleasedKey).annotations({ description: "Faceless keys that now answer to hand_keys_to." })
+}).annotations({ identifier: "KeysReleased" })
+
+const keysView = (keys: KeysReleased): typeof KeysReleasedView.Type => ({
+  revoked: keys.revoked.map((key) => ({ id: key.id, name: key.label })),
+  handed_over: keys.handedOver.map((key) => ({ id: key.id, name: key.label }))
+})
+
 const PersonIdField = PersonId.pipe(Schema.pattern(/^person_[0-9a-f]{24}$/)).annotations({ description: "A person id (person_…), from members list." })
 
 /** @since 0.1.0 @category operations */
@@ -83,17 +94,20 @@ export const memberRoleSet = kit.make({
   name: "member_role_set",
   title: "Change a member's role",
   description:
-    "Owner or admin person only: gives a member the role owner, admin or member. Only an owner gives or takes the owner role; the last owner keeps it.",
-  refuses: ["member_not_found", "last_owner", "role_not_allowed"],
+    "Owner or admin person only: gives a member the role owner, admin or member. Only an owner gives or takes the owner role; the last owner keeps it. An owner or admin made a member no longer answers for faceless keys: they are revoked, unless hand_keys_to names a remaining owner or admin to answer for them.",
+  refuses: ["member_not_found", "last_owner", "role_not_allowed", "handover_not_allowed"],
   authorize: requireOwnerOrAdminPerson,
   surfaces: { mcp: false },
   http: { method: "PUT", path: "/members/:person_id/role", input: { kind: "body", params: { person_id: "person_id" } } },
   cli: { words: ["set-role"], positional: "person_id" },
-  input: Schema.Struct({ person_id: PersonIdField, role: Role.annotations({ description: "owner, admin or member." }) }).annotations({
-    ...strict,
-    identifier: "MemberRoleInput"
-  }),
-  output: MemberView,
+  input: Schema.Struct({
+    person_id: PersonIdField,
+    role: Role.annotations({ description: "owner, admin or member." }),
+    hand_keys_to: Schema.optional(PersonIdField).annotations({
+      description: "When an owner or admin is made a member: a remaining owner or admin (person id) who answers for the faceless keys they answered for; without it those keys are revoked."
+    })
+  }).annotations({ ...strict, identifier: "MemberRoleInput" }),
+  output: Schema.Struct({ ...MemberView.fields, keys: KeysReleasedView }).annotations({ identifier: "MemberWithRole" }),
   capability: {
     question: "How do I make a member an admin (or take it back)?",
     requires: "person_id (from members list) and role.",
@@ -102,10 +116,14 @@ export const memberRoleSet = kit.make({
   run: (input) =>
     Effect.gen(function*() {
       const caller = yield* Caller
-      const member = yield* (yield* Members).setRole({ workspaceId: caller.workspace.id, actor: caller.role, personId: input.person_id, role: input.role }).pipe(
-        Effect.catchTag("MemberRefused", (refused) => Effect.fail(fromRefused(refused)))
-      )
-      return viewOf(member)
+      const set = yield* (yield* Members).setRole({
+        workspaceId: caller.workspace.id,
+        actor: caller.role,
+        personId: input.person_id,
+        role: input.role,
+        handKeysTo: input.hand_keys_to
+      }).pipe(Effect.catchTag("MemberRefused", (refused) => Effect.fail(fromRefused(refused))))
+      return { ...viewOf(set.member), keys: keysView(set.keys) }
     })
 })
 
@@ -131,10 +149,7 @@ export const memberRemove = kit.make({
     removed: MemberView,
     sessions_ended: Schema.Int,
     keys_revoked: Schema.Int.annotations({ description: "How many keys were revoked: the member's personal keys and the faceless keys they answered for." }),
-    keys: Schema.Struct({
-      revoked: Schema.Array(ReleasedKey),
-      handed_over: Schema.Array(ReleasedKey).annotations({ description: "Faceless keys that now answer to hand_keys_to." })
-    }),
+    keys: KeysReleasedView,
     grants_revoked: Schema.Int.annotations({ description: "OAuth grants (MCP clients, the CLI) the member gave in this workspace." })
   }).annotations({ identifier: "RemovedMember" }),
   capability: {
@@ -157,10 +172,7 @@ export const memberRemove = kit.make({
         removed: viewOf(removed.member),
         sessions_ended: removed.sessionsEnded,
         keys_revoked: removed.keys.revoked.length,
-        keys: {
-          revoked: removed.keys.revoked.map((key) => ({ id: key.id, name: key.label })),
-          handed_over: removed.keys.handedOver.map((key) => ({ id: key.id, name: key.label }))
-        },
+        keys: keysView(removed.keys),
         grants_revoked: removed.grantsRevoked
       }
     })

@@ -53,13 +53,18 @@ export class Members extends Context.Tag("@service/identity/Members")<
   Members,
   {
     readonly list: (workspaceId: WorkspaceId) => Effect.Effect<ReadonlyArray<Member>>
-    /** `actor` is the role of whoever asks (owner or admin; the operation checks that first). */
+    /**
+     * `actor` is the role of whoever asks (owner or admin; the operation checks that first). An owner or admin made
+     * a member no longer answers for faceless keys: they go to `handKeysTo` (a remaining owner or admin), else are
+     * revoked (decision 0091).
+     */
     readonly setRole: (input: {
       readonly workspaceId: WorkspaceId
       readonly actor: Role
       readonly personId: PersonId
       readonly role: Role
-    }) => Effect.Effect<Member, MemberRefused>
+      readonly handKeysTo?: PersonId | undefined
+    }) => Effect.Effect<{ readonly member: Member; readonly keys: KeysReleased }, MemberRefused>
     /** `handKeysTo`: a remaining owner or admin who answers for the removed member's faceless keys from now on. */
     readonly remove: (input: {
       readonly workspaceId: WorkspaceId
@@ -122,7 +127,29 @@ export const make = Effect.gen(function*() {
   const mayActOn = (actor: Role, target: Role, next?: Role) =>
     actor === "owner" || (target !== "owner" && next !== "owner")
 
-  const setRole = (input: { readonly workspaceId: WorkspaceId; readonly actor: Role; readonly personId: PersonId; readonly role: Role }) =>
+  // Who may take over a leaving or demoted person's faceless keys: another member who is an owner or admin.
+  const checkHeir = (workspaceId: WorkspaceId, personId: PersonId, heir: PersonId | undefined) =>
+    Effect.gen(function*() {
+      if (heir === undefined) return
+      const rows = yield* sql`SELECT role FROM core.members WHERE workspace_id = ${workspaceId} AND person_id = ${heir}`.pipe(
+        Effect.flatMap(Schema.decodeUnknown(Schema.Array(Schema.Struct({ role: Role }))))
+      )
+      const role = rows[0]?.role
+      if (heir === personId || (role !== "owner" && role !== "admin")) {
+        return yield* new MemberRefused({
+          reason: "handover_not_allowed",
+          detail: "Faceless keys can only be handed to another member who is an owner or admin of this workspace."
+        })
+      }
+    })
+
+  const setRole = (input: {
+    readonly workspaceId: WorkspaceId
+    readonly actor: Role
+    readonly personId: PersonId
+    readonly role: Role
+    readonly handKeysTo?: PersonId | undefined
+  }) =>
     Effect.gen(function*() {
       const { member, owners } = yield* locked(input.workspaceId, input.personId)
       if (!mayActOn(input.actor, member.role, input.role)) {
@@ -131,8 +158,13 @@ export const make = Effect.gen(function*() {
       if (member.role === "owner" && input.role !== "owner" && owners <= 1) {
         return yield* new MemberRefused({ reason: "last_owner", detail: "This is the workspace's only owner: make another owner first." })
       }
+      const demoted = member.role !== "member" && input.role === "member"
+      if (demoted) yield* checkHeir(input.workspaceId, input.personId, input.handKeysTo)
       yield* sql`UPDATE core.members SET role = ${input.role} WHERE workspace_id = ${input.workspaceId} AND person_id = ${input.personId}`
-      return new Member({ ...member, role: input.role })
+      const keys = demoted
+        ? yield* accounts.releaseFacelessKeysOf(input.workspaceId, input.personId, input.handKeysTo)
+        : { revoked: [], handedOver: [] }
+      return { member: new Member({ ...member, role: input.role }), keys }
     }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.catchTag("ParseError", Effect.die))
 
   const remove = (input: {
@@ -149,18 +181,7 @@ export const make = Effect.gen(function*() {
       if (member.role === "owner" && owners <= 1) {
         return yield* new MemberRefused({ reason: "last_owner", detail: "This is the workspace's only owner: make another owner first." })
       }
-      if (input.handKeysTo !== undefined) {
-        const heir = yield* sql`SELECT role FROM core.members WHERE workspace_id = ${input.workspaceId} AND person_id = ${input.handKeysTo}`.pipe(
-          Effect.flatMap(Schema.decodeUnknown(Schema.Array(Schema.Struct({ role: Role }))))
-        )
-        const role = heir[0]?.role
-        if (input.handKeysTo === input.personId || (role !== "owner" && role !== "admin")) {
-          return yield* new MemberRefused({
-            reason: "handover_not_allowed",
-            detail: "Faceless keys can only be handed to another member who is an owner or admin of this workspace."
-          })
-        }
-      }
+      yield* checkHeir(input.workspaceId, input.personId, input.handKeysTo)
       yield* sql`DELETE FROM core.members WHERE workspace_id = ${input.workspaceId} AND person_id = ${input.personId}`
       const keys = yield* accounts.revokeKeysOf(input.workspaceId, input.personId, input.handKeysTo)
       const sessionsEnded = yield* sessions.endAllOf(input.personId)

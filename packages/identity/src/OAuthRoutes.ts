@@ -7,6 +7,7 @@
  * @since 0.1.0
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
+import { limitKey } from "@service/core/ClientNetwork"
 import * as Mount from "@service/core/Mount"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -95,7 +96,7 @@ const provider = (method: "GET" | "POST" | "DELETE" | "PUT") =>
       Effect.gen(function*() {
         const limit = limitOf(request)
         if (limit !== undefined && Option.isSome(request.remoteAddress)) {
-          const wait = yield* OAuthLimits.hit(request.remoteAddress.value, limit)
+          const wait = yield* OAuthLimits.hit(limitKey(request.remoteAddress.value), limit)
           if (Option.isSome(wait)) return refusal(limit, wait.value)
         }
         return yield* delegated

@@ -14,6 +14,7 @@
  *
  * @since 0.1.0
  */
+import { limitKey } from "@service/core/ClientNetwork"
 import * as Mount from "@service/core/Mount"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -187,7 +188,7 @@ export const signIn = Mount.make({
           ? Mount.json({ code: "BAD_REQUEST", message: "Send email and password." }, 400)
           : html(400, "Sign in", signInForm(returnTo, "Enter your email address and password.", email))
       }
-      const outcome = yield* Effect.either((yield* People).signIn(email, Redacted.make(password), Option.getOrUndefined(request.remoteAddress)))
+      const outcome = yield* Effect.either((yield* People).signIn(email, Redacted.make(password), Option.getOrUndefined(Option.map(request.remoteAddress, limitKey))))
       if (outcome._tag === "Left") {
         const refused = outcome.left
         const waits = refused.reason !== "invalid"
