@@ -1,5 +1,5 @@
 /**
- * The walkthroughs of `docs/crm.md`, `docs/access.md` and `docs/events.md`, run exactly as printed: each block typed
+ * The walkthroughs of `docs/crm.md`, `docs/door.md`, `docs/access.md` and `docs/events.md`, run exactly as printed: each block typed
  * into a shell in a folder laid out like the repository root, against `npm start`'s program, with a headless
  * Chromium doing the person's part (see support/Walkthrough.ts for what the test does in the reader's place). A
  * command the doc changes, a flag it forgets, an output that is no longer what it shows: the walkthrough fails here.
@@ -39,6 +39,14 @@ describe.skipIf(!hasChromium)("walkthroughs as printed", () => {
       const first = findInOrder(shell, ["charged_credits: 10", "replayed: false", "charged_credits: 10", "replayed: true"])
       assert.isTrue("end" in first, shell)
       assert.notInclude(shell, "__FAILED__ service contacts unlock \"$COLLECTION\"")
+    }), timeout)
+
+  it.scoped("docs/door.md: a Source made, a notice signed and sent with openssl and curl, its Arrival accepted, the contact read, a test workspace tried", () =>
+    Effect.gen(function*() {
+      const blocks = sectionBlocks(doc("door.md"), "Walkthrough")
+      assert.isAtLeast(blocks.length, 6)
+      const report = yield* walk(blocks, { approve: asDemoOwner({}), settles: ["door/arrivals?source_id"] })
+      assert.include(report.terminals.get("terminal-1") ?? "", '"name":"Acme","domain":"acme.mx"')
     }), timeout)
 
   it.scoped("docs/access.md: signed in with curl, a key made and revoked, an invitation, members' spending, the CLI signed in and out", () =>
