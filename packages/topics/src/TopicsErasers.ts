@@ -5,7 +5,10 @@
  *
  * @since 0.1.0
  */
+import * as SqlClient from "@effect/sql/SqlClient"
 import * as Erasure from "@service/core/Erasure"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 
 /** @since 0.1.0 @category erasers */
 export const topics = Erasure.scrubbing({
@@ -52,5 +55,43 @@ export const repository = Erasure.scrubbing({
   columns: [{ name: "name", kind: "text" }, { name: "url", kind: "text" }, { name: "default_branch", kind: "text" }, { name: "index_branch", kind: "text" }]
 })
 
+/**
+ * File paths of the linked repository's index, of an index upload in progress and of topics' anchors, where a path
+ * names the person (a file called after them; found by the declaration-driven seeds, which put the person in
+ * `topics_repository_index_load`'s nested `files[].path`). A path is a key, and scrubbing could make two paths one, so
+ * such a row is dropped: the index forgets the file and the topic its anchor. The next index load brings back what
+ * the repository itself still holds. @since 0.1.0 @category erasers
+ */
+export const filePaths = Erasure.make<SqlClient.SqlClient>({
+  store: "topics.files",
+  erase: (subject, match) =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const workspaces = sql`SELECT ${subject.workspaceId}::text UNION ALL SELECT id FROM core.workspaces WHERE test_of = ${subject.workspaceId}`
+      const Paths = Schema.Array(Schema.Struct({ path: Schema.String }))
+      const matching = (rows: typeof Paths.Type) => [...new Set(rows.map((row) => row.path).filter((path) => match.test(path)))]
+      const files = matching(yield* sql`SELECT path FROM topics.files WHERE workspace_id IN (${workspaces}) AND path ~* ${match.candidate}`.pipe(
+        Effect.flatMap(Schema.decodeUnknown(Paths))
+      ))
+      const staged = matching(yield* sql`SELECT f.path FROM topics.index_upload_files f JOIN topics.index_uploads u ON u.id = f.upload_id
+        WHERE u.workspace_id IN (${workspaces}) AND f.path ~* ${match.candidate}`.pipe(Effect.flatMap(Schema.decodeUnknown(Paths))))
+      const anchored = matching(yield* sql`SELECT path FROM topics.anchors WHERE workspace_id IN (${workspaces}) AND path ~* ${match.candidate}`.pipe(
+        Effect.flatMap(Schema.decodeUnknown(Paths))
+      ))
+      let dropped = 0
+      if (files.length > 0) {
+        dropped += (yield* sql`DELETE FROM topics.files WHERE workspace_id IN (${workspaces}) AND path IN ${sql.in(files)} RETURNING path`).length
+      }
+      if (staged.length > 0) {
+        dropped += (yield* sql`DELETE FROM topics.index_upload_files WHERE path IN ${sql.in(staged)}
+          AND upload_id IN (SELECT id FROM topics.index_uploads WHERE workspace_id IN (${workspaces})) RETURNING path`).length
+      }
+      if (anchored.length > 0) {
+        dropped += (yield* sql`DELETE FROM topics.anchors WHERE workspace_id IN (${workspaces}) AND path IN ${sql.in(anchored)} RETURNING path`).length
+      }
+      return dropped
+    }).pipe(Effect.orDie)
+})
+
 /** @since 0.1.0 @category erasers */
-export const erasers = [topics, suggestedEdits, timeline, tags, repository] as const
+export const erasers = [topics, suggestedEdits, timeline, tags, repository, filePaths] as const
