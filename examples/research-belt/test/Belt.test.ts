@@ -33,7 +33,9 @@ for (const target of TestDatabase.targets()) {
         const belt = yield* ResearchBelt
         const report = yield* Belt.run(["Zacatecas"], 1)
         const good = report.entries[0]?.record_ref ?? ""
-        const entries = yield* belt.openSuppliers([good, "not-a-ref", good.slice(0, -2) + "AA", "0123456789abcdef0123456789abcdef"])
+        // Tampered: its last two characters changed, always (a ref ending "AA" given "AA" again was the same ref).
+        const tampered = good.slice(0, -2) + (good.endsWith("AA") ? "BB" : "AA")
+        const entries = yield* belt.openSuppliers([good, "not-a-ref", tampered, "0123456789abcdef0123456789abcdef"])
         assert.deepStrictEqual(entries.map((e) => e.status), ["opened", "invalid_or_unavailable", "invalid_or_unavailable", "invalid_or_unavailable"])
         const tooMany = yield* Effect.either(belt.openSuppliers(Array.from({ length: 51 }, () => good)))
         assert.isTrue(Either.isLeft(tooMany) && tooMany.left.semanticCode === "batch_too_large")
