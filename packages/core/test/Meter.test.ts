@@ -65,7 +65,7 @@ const allowance = 3
 // The in-memory ledger (over PGlite only for the workspaces) and the SQL ledger on every engine: same tests.
 const adapters = [
   { name: "memory", meter: Meter.layerMemory({ monthlyAllowance: allowance }), target: TestDatabase.pglite },
-  ...TestDatabase.targets().map((target) => ({
+  ...TestDatabase.parityTargets().map((target) => ({
     name: `sql on ${target.name}`,
     meter: Meter.layerSqlWith({ monthlyAllowance: allowance }),
     target

@@ -10,7 +10,7 @@ import * as CoreBundle from "../src/CoreBundle.js"
 import { WorkspaceSlug } from "../src/Ids.js"
 import * as RateLimiter from "../src/RateLimiter.js"
 
-for (const target of TestDatabase.targets()) {
+for (const target of TestDatabase.parityTargets()) {
   const Db = TestDatabase.withMigrations(target, CoreBundle.bundle.migrations)
   const Env = CoreBundle.bundle.layer.pipe(Layer.provideMerge(Db))
   // A node's limiter of 3 calls a minute, made after the test set its clock, written only when a test says so.

@@ -64,7 +64,7 @@ const applyIn = (table: Table) => (id: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql`UPDATE ${sql(`queue_test.${table}`)} SET applied = applied + 1 WHERE id = ${id}::bigint`.pipe(Effect.orDie))
 
-for (const target of TestDatabase.targets()) {
+for (const target of TestDatabase.parityTargets()) {
   describe(`WorkQueue on ${target.name}`, () => {
     // Workers hear their table's notifications through core's port, as App.layer connects it.
     const database = Layer.effect(CoreNotifications.Notifications, StorageNotifications.Notifications).pipe(

@@ -126,13 +126,29 @@ export const postgres = (adminUrl: Redacted.Redacted<string>): TestDatabaseTarge
 }
 
 /**
- * The targets to run against: PGlite always, PostgreSQL too when `DATABASE_URL` is set (it is
- * used as the admin connection that creates and drops the test databases).
+ * The engine a test runs on, one per leg (decision 0099): PGlite, or PostgreSQL instead when `DATABASE_URL` is set
+ * (used as the admin connection that creates and drops the test databases). `npm test` is the PGlite leg; CI runs it
+ * again with `DATABASE_URL` for the PostgreSQL leg, so every test runs on both engines without either leg repeating
+ * the other's work.
  *
  * @since 0.0.0
  * @category targets
  */
 export const targets = (): ReadonlyArray<TestDatabaseTarget> =>
+  Option.match(Effect.runSync(InternalConfig.databaseUrl), {
+    onNone: () => [pglite],
+    onSome: (url) => [postgres(url)]
+  })
+
+/**
+ * Both engines in one run when `DATABASE_URL` is set (PGlite alone otherwise): for the tests of what the engines
+ * may do differently (storage, migrations, notifications, the work queue, counters under concurrency), which compare
+ * them side by side in the PostgreSQL leg.
+ *
+ * @since 0.1.0
+ * @category targets
+ */
+export const parityTargets = (): ReadonlyArray<TestDatabaseTarget> =>
   Option.match(Effect.runSync(InternalConfig.databaseUrl), {
     onNone: () => [pglite],
     onSome: (url) => [pglite, postgres(url)]

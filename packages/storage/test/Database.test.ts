@@ -40,7 +40,7 @@ class Boom {
   readonly _tag = "Boom"
 }
 
-for (const target of TestDatabase.targets()) {
+for (const target of TestDatabase.parityTargets()) {
   layer(TestDatabase.withMigrations(target, []), { timeout: "60 seconds" })(`conformance on ${target.name}`, (it) => {
     it.effect("reports which engine it is", () =>
       Effect.gen(function*() {
@@ -334,7 +334,7 @@ describe("layerPglite", () => {
       assert.deepStrictEqual(yield* Effect.promise(() => NodeFs.readdir(parent)), [])
     }))
 
-  it.scoped.skipIf(!TestDatabase.targets().some((target) => target.name === "postgres"))(
+  it.scoped.skipIf(!TestDatabase.parityTargets().some((target) => target.name === "postgres"))(
     "with DATABASE_URL and DATABASE_READ_URL the ReadClient is its own pool to the replica (PostgreSQL)",
     () =>
       Effect.gen(function*() {

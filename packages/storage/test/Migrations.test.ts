@@ -60,7 +60,7 @@ const billing: PackageMigrations = {
   migrations: { "0001_create_invoices": exec("CREATE TABLE invoices (offer integer references offers (id))") }
 }
 
-for (const target of TestDatabase.targets()) {
+for (const target of TestDatabase.parityTargets()) {
   layer(target.layer, { timeout: "60 seconds" })(`migrations on ${target.name}`, (it) => {
     it.effect("applies packages in dependency order, storage first", () =>
       Effect.gen(function*() {

@@ -8,7 +8,7 @@ import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import { Notifications, TestDatabase } from "../src/index.js"
 
-for (const target of TestDatabase.targets()) {
+for (const target of TestDatabase.parityTargets()) {
   layer(target.layer, { timeout: "60 seconds", excludeTestServices: true })(`notifications on ${target.name}`, (it) => {
     it.scoped("a committed pg_notify reaches the subscriber; a signal reaches it without the database", () =>
       Effect.gen(function*() {

@@ -69,7 +69,7 @@ const templatesOf = (folder: string) =>
   })
 
 describe("TestDatabase.prepared", () => {
-  for (const target of TestDatabase.targets()) {
+  for (const target of TestDatabase.parityTargets()) {
     it.live(`prepares once per folder and gives every caller its own copy on ${target.name}`, () =>
       withFolder(Effect.gen(function*() {
         const key = `copies-${target.name}-${Math.random().toString(36).slice(2)}`
@@ -104,7 +104,7 @@ describe("TestDatabase.prepared", () => {
   it.live("a run's end removes its folder and its template databases", () =>
     Effect.gen(function*() {
       const folder = yield* withEnv([])(TestDatabase.startRun(NodeOs.tmpdir()))
-      const target = TestDatabase.targets().at(-1) ?? TestDatabase.pglite
+      const target = TestDatabase.parityTargets().at(-1) ?? TestDatabase.pglite
       yield* withEnv([["SERVICE_TEST_SNAPSHOTS", folder]])(useCopy(target, "ended", "one"))
       const files = yield* Effect.promise(() => NodeFs.readdir(folder))
       assert.strictEqual(files.length + (yield* templatesOf(folder)).length, 1)
