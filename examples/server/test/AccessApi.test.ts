@@ -53,6 +53,10 @@ const Session = Schema.parseJson(Schema.Struct({
 const CreatedKey = Schema.parseJson(Schema.Struct({ id: Schema.String, secret: Schema.String, prefix: Schema.NullOr(Schema.String), scopes: Schema.Array(Schema.String), owner: Schema.NullOr(Schema.Struct({ person_id: Schema.String })) }))
 const Keys = Schema.parseJson(Schema.Struct({ keys: Schema.Array(Schema.Struct({ id: Schema.String, status: Schema.String, owner: Schema.NullOr(Schema.Struct({ person_id: Schema.String })), last_used_at: Schema.NullOr(Schema.String) })) }))
 const Members = Schema.parseJson(Schema.Struct({ members: Schema.Array(Schema.Struct({ person_id: Schema.String, email: Schema.NullOr(Schema.String), role: Schema.String })) }))
+/** What a removal or a demotion says it did with the faceless keys the person answered for. */
+const ReleasedKeys = Schema.Array(Schema.Struct({ id: Schema.String, name: Schema.String }))
+const KeysReleased = Schema.Struct({ revoked: ReleasedKeys, handed_over: ReleasedKeys })
+
 const Refusal = Schema.parseJson(Schema.Struct({ statusCode: Schema.Number, identity: Schema.Struct({ code: Schema.String }) }))
 const Forbidden = Schema.parseJson(Schema.Struct({ code: Schema.Literal("FORBIDDEN"), reason: Schema.String, required_scopes: Schema.optional(Schema.Array(Schema.String)) }))
 const Topic = Schema.parseJson(Schema.Struct({ id: Schema.String, status: Schema.String }))
@@ -338,10 +342,7 @@ for (const target of TestDatabase.targets()) {
 
         const Removed = Schema.parseJson(Schema.Struct({
           keys_revoked: Schema.Number,
-          keys: Schema.Struct({
-            revoked: Schema.Array(Schema.Struct({ id: Schema.String, name: Schema.String })),
-            handed_over: Schema.Array(Schema.Struct({ id: Schema.String, name: Schema.String }))
-          })
+          keys: KeysReleased
         }))
         const handed = yield* rest(port, "DELETE", api(`/members/${gus.personId}?hand_keys_to=${fran.personId}`), asBrowser(ana))
         expect(handed, 200)
@@ -375,10 +376,7 @@ for (const target of TestDatabase.targets()) {
         const juanKey = yield* createKey(port, asBrowser(juan), { name: "juan's robot", scopes, faceless: true })
         const RoleSet = Schema.parseJson(Schema.Struct({
           role: Schema.String,
-          keys: Schema.Struct({
-            revoked: Schema.Array(Schema.Struct({ id: Schema.String, name: Schema.String })),
-            handed_over: Schema.Array(Schema.Struct({ id: Schema.String, name: Schema.String }))
-          })
+          keys: KeysReleased
         }))
         const demote = (personId: string, handTo?: string) =>
           rest(port, "PUT", api(`/members/${personId}/role`), asBrowser(ana), JSON.stringify({ role: "member", ...(handTo === undefined ? {} : { hand_keys_to: handTo }) }))

@@ -79,14 +79,12 @@ describe.skipIf(adminUrl === "")("write-behind debits when the server is killed 
 
       // 3. Calls the next write carries; the write starts within an interval and waits on the lock.
       const carried = [yield* read(first.port), yield* read(first.port)]
-      const lastCarried = Date.now()
       yield* waitUntil(count(sql`SELECT count(*)::int AS n FROM pg_stat_activity
         WHERE datname = current_database() AND wait_event_type = 'Lock'`).pipe(Effect.map((n) => n >= 1)))
       // 4. Calls served while that write waits, then the kill, more than an interval after the carried calls.
       const during = [yield* read(first.port), yield* read(first.port)]
       yield* Effect.sleep(INTERVAL_MS + 200)
       yield* Effect.promise(() => first.server.stop("SIGKILL"))
-      assert.isAbove(Date.now() - lastCarried, INTERVAL_MS)
       yield* Deferred.succeed(release, undefined)
       // The killed server's transaction ends once its backend finds the client gone.
       yield* waitUntil(count(sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database()

@@ -69,25 +69,17 @@ export const filePaths = Erasure.make<SqlClient.SqlClient>({
       const sql = yield* SqlClient.SqlClient
       const workspaces = sql`SELECT ${subject.workspaceId}::text UNION ALL SELECT id FROM core.workspaces WHERE test_of = ${subject.workspaceId}`
       const Paths = Schema.Array(Schema.Struct({ path: Schema.String }))
-      const matching = (rows: typeof Paths.Type) => [...new Set(rows.map((row) => row.path).filter((path) => match.test(path)))]
-      const files = matching(yield* sql`SELECT path FROM topics.files WHERE workspace_id IN (${workspaces}) AND path ~* ${match.candidate}`.pipe(
-        Effect.flatMap(Schema.decodeUnknown(Paths))
-      ))
-      const staged = matching(yield* sql`SELECT f.path FROM topics.index_upload_files f JOIN topics.index_uploads u ON u.id = f.upload_id
-        WHERE u.workspace_id IN (${workspaces}) AND f.path ~* ${match.candidate}`.pipe(Effect.flatMap(Schema.decodeUnknown(Paths))))
-      const anchored = matching(yield* sql`SELECT path FROM topics.anchors WHERE workspace_id IN (${workspaces}) AND path ~* ${match.candidate}`.pipe(
-        Effect.flatMap(Schema.decodeUnknown(Paths))
-      ))
+      // Each table with the rows of the workspace and its test workspaces (an upload's files by their upload).
+      const stores = [
+        { table: "topics.files", within: sql`workspace_id IN (${workspaces})` },
+        { table: "topics.index_upload_files", within: sql`upload_id IN (SELECT id FROM topics.index_uploads WHERE workspace_id IN (${workspaces}))` },
+        { table: "topics.anchors", within: sql`workspace_id IN (${workspaces})` }
+      ]
       let dropped = 0
-      if (files.length > 0) {
-        dropped += (yield* sql`DELETE FROM topics.files WHERE workspace_id IN (${workspaces}) AND path IN ${sql.in(files)} RETURNING path`).length
-      }
-      if (staged.length > 0) {
-        dropped += (yield* sql`DELETE FROM topics.index_upload_files WHERE path IN ${sql.in(staged)}
-          AND upload_id IN (SELECT id FROM topics.index_uploads WHERE workspace_id IN (${workspaces})) RETURNING path`).length
-      }
-      if (anchored.length > 0) {
-        dropped += (yield* sql`DELETE FROM topics.anchors WHERE workspace_id IN (${workspaces}) AND path IN ${sql.in(anchored)} RETURNING path`).length
+      for (const { table, within } of stores) {
+        const rows = yield* sql`SELECT path FROM ${sql(table)} WHERE ${within} AND path ~* ${match.candidate}`.pipe(Effect.flatMap(Schema.decodeUnknown(Paths)))
+        const paths = [...new Set(rows.map((row) => row.path).filter((path) => match.test(path)))]
+        if (paths.length > 0) dropped += (yield* sql`DELETE FROM ${sql(table)} WHERE ${within} AND path IN ${sql.in(paths)} RETURNING path`).length
       }
       return dropped
     }).pipe(Effect.orDie)

@@ -114,6 +114,9 @@ export const findInOrder = (output: string, lines: ReadonlyArray<string>, from =
 
 const hangGuardMinutes = 5
 
+/** A line that starts the server, with the variables put before it (`SERVICE_X=true npm start`). */
+const npmStart = /^(\w+=\S+\s+)*npm start\s*$/
+
 /** A text block's lines up to its `^C`, if it has one. */
 const beforeInterrupt = (text: string): ReadonlyArray<string> => {
   const lines = text.split("\n")
@@ -206,8 +209,6 @@ export interface Report {
   /** Each terminal's whole output, and the server's. */
   readonly terminals: ReadonlyMap<string, string>
   readonly server: string
-  /** The folder the walkthrough ran in (removed by `close`). */
-  readonly folder: string
 }
 
 /**
@@ -225,7 +226,7 @@ export const runWalkthrough = async (blocks: ReadonlyArray<Block>, options: Opti
   const base = `http://127.0.0.1:${serverPort}`
 
   // `npm start` with the variables a block puts before it (the first such block's; else none).
-  const startLine = blocks.flatMap((block) => block.language === "sh" ? block.text.split("\n") : []).find((line) => /^(\w+=\S+\s+)*npm start\s*$/.test(line.trim()))
+  const startLine = blocks.flatMap((block) => block.language === "sh" ? block.text.split("\n") : []).find((line) => npmStart.test(line.trim()))
   const serverEnv = Object.fromEntries([...(startLine ?? "").matchAll(/(\w+)=(\S+)\s+/g)].map((match) => [match[1] ?? "", match[2] ?? ""]))
   const inherited = { ...process.env }
   for (const name of Object.keys(inherited)) if (name.startsWith("SERVICE_") || name.startsWith("DATABASE_") || name === "PORT" || name === "HOST") delete inherited[name]
@@ -244,7 +245,7 @@ export const runWalkthrough = async (blocks: ReadonlyArray<Block>, options: Opti
     await server.exited
     rmSync(folder, { recursive: true, force: true })
   }
-  const report = (): Report => ({ terminals: new Map([...terminals].map(([name, terminal]) => [name, terminal.output])), server: server.output, folder })
+  const report = (): Report => ({ terminals: new Map([...terminals].map(([name, terminal]) => [name, terminal.output])), server: server.output })
 
   try {
     await server.until(() => /service is listening on http/.test(server.output) ? true : undefined, "the server listened")
@@ -295,17 +296,17 @@ export const runWalkthrough = async (blocks: ReadonlyArray<Block>, options: Opti
         const isServer = startLine !== undefined && blocks[index - 1]?.text.includes("npm start") === true
         const source = isServer ? server : terminal(name)
         const lines = block.text.split("\n")
-        const interrupt = lines.findIndex((line) => line.trim() === "^C")
-        const before = interrupt < 0 ? lines : lines.slice(0, interrupt)
+        const before = beforeInterrupt(block.text)
+        const interrupted = before.length < lines.length
         const from = isServer ? 0 : checked.get(name) ?? 0
         const end = await source.until(() => {
           const found = findInOrder(source.output, before, from)
           return "end" in found ? found.end : undefined
         }, `the text block ${index} printed:\n${block.text}`)
         if (!isServer) checked.set(name, end)
-        if (interrupt >= 0) {
+        if (interrupted) {
           source.signal("SIGINT")
-          const after = lines.slice(interrupt + 1)
+          const after = lines.slice(before.length + 1)
           const stopped = await source.until(() => {
             const found = findInOrder(source.output, after, end)
             return "end" in found ? found.end : undefined
@@ -315,7 +316,7 @@ export const runWalkthrough = async (blocks: ReadonlyArray<Block>, options: Opti
         continue
       }
       lastTerminal = name
-      const script = block.text.split("\n").filter((line) => !/^(\w+=\S+\s+)*npm start\s*$/.test(line.trim())).join("\n")
+      const script = block.text.split("\n").filter((line) => !npmStart.test(line.trim())).join("\n")
         .replaceAll("http://127.0.0.1:3000", base)
         .replaceAll("http://localhost:3000", `http://localhost:${serverPort}`)
         .replaceAll("127.0.0.1:4000", `127.0.0.1:${receiverPort}`)
@@ -327,7 +328,8 @@ export const runWalkthrough = async (blocks: ReadonlyArray<Block>, options: Opti
       // listener) is done once that has appeared, as a reader moves on to the next terminal then.
       const next = blocks[index + 1]
       const shownNext = next?.language === "text" && (next.terminal ?? name) === name ? beforeInterrupt(next.text) : undefined
-      for (let attempt = 0;; attempt++) {
+      const firstTyped = Date.now()
+      for (;;) {
         const start = shell.output.length
         const marker = `__DONE_${counter++}__`
         shell.child.stdin?.write(`${script}\necho ${marker}\n`)
@@ -343,7 +345,8 @@ export const runWalkthrough = async (blocks: ReadonlyArray<Block>, options: Opti
         }
         const output = shell.output.slice(start, ended.at)
         const found = findInOrder(output, printed)
-        if ("missing" in found && settles && attempt < 60) {
+        // Typed again until it shows what the doc says, within the hang guard (a busy machine is slow, not wrong).
+        if ("missing" in found && settles && Date.now() - firstTyped < hangGuardMinutes * 60_000) {
           await new Promise((resolve) => setTimeout(resolve, 500))
           continue
         }
